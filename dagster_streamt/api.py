@@ -1,0 +1,134 @@
+"""One call that loads, compiles, graphs and checks a project, with a warm cache.
+
+The cache (``target/.streamt-cache.pickle``) is keyed by the content hash of every project file,
+the environment name, the ``.env`` files and the values of every variable the project read, so a
+warm load only lists and hashes files. No Spark or Dagster import happens here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .compile.compiled import CompiledProject
+from .compile.compiler import compile_project
+from .graph.build import build_graph
+from .graph.graph import Graph
+from .rules import check_rules
+from .schedules_check import check_schedules
+from .spec.errors import Diagnostic, Diagnostics, ProjectError
+from .spec.loader import load_project, project_files, resolve_env_name
+from .spec.project import Project
+
+CACHE_FILE = "target/.streamt-cache.pickle"
+_CACHE_VERSION = 3
+
+
+@dataclass
+class LoadedProject:
+    project: Project
+    compiled: CompiledProject
+    graph: Graph
+    diagnostics: list[Diagnostic]
+    from_cache: bool = False
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+
+def _fingerprint(root: Path, env: str | None) -> tuple[str, dict[str, str]]:
+    digest = hashlib.sha256(f"{_CACHE_VERSION}:{__version__}:{env}".encode())
+    hashes: dict[str, str] = {}
+    files = project_files(root)
+    for extra in (root / ".env", root / f".env.{env}", *(sorted((root / "environments").glob("*.y*ml"))
+                                                         if (root / "environments").is_dir() else [])):
+        if extra.is_file():
+            files.append(extra)
+    for f in files:
+        h = hashlib.sha256(f.read_bytes()).hexdigest()
+        rel = f.relative_to(root).as_posix()
+        hashes[rel] = h
+        digest.update(f"{rel}\0{h}\n".encode())
+    return digest.hexdigest(), hashes
+
+
+def _env_digest(used: dict[str, str | None]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(used):
+        digest.update(f"{name}={os.environ.get(name)}\n".encode())
+    return digest.hexdigest()
+
+
+def _read_cache(root: Path, key: str) -> LoadedProject | None:
+    path = root / CACHE_FILE
+    try:
+        with path.open("rb") as fh:
+            stored_key, env_names, env_digest, payload = pickle.load(fh)
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+        return None
+    if stored_key != key or _env_digest(dict.fromkeys(env_names)) != env_digest:
+        return None
+    loaded: LoadedProject = payload
+    loaded.project.root = root
+    loaded.from_cache = True
+    return loaded
+
+
+def _write_cache(root: Path, key: str, loaded: LoadedProject) -> None:
+    path = root / CACHE_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as fh:
+            os.chmod(tmp, 0o600)  # may hold interpolated secrets: owner-only
+            names = sorted(loaded.project.env_used)
+            pickle.dump((key, names, _env_digest(dict.fromkeys(names)), loaded), fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only project still works, just without the warm cache
+
+
+def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = True) -> LoadedProject:
+    """Load a project. Raises :class:`ProjectError` only when nothing usable could be loaded;
+    otherwise errors are in ``diagnostics`` for the caller to report."""
+    root = Path(project_dir).resolve()
+    env = resolve_env_name(env)
+    key = ""
+    if use_cache and root.is_dir():
+        try:
+            key, _ = _fingerprint(root, env)
+        except OSError:
+            key = ""
+        if key:
+            cached = _read_cache(root, key)
+            if cached is not None:
+                return cached
+    project, diags = load_project(root, env)
+    if project is None:
+        raise ProjectError(diags.items)
+    compiled, cdiags = compile_project(project)
+    diags.extend(cdiags)
+    graph, gdiags = build_graph(project, compiled)
+    diags.extend(gdiags)
+    diags.extend(check_rules(project, graph))
+    diags.extend(check_schedules(project, graph))
+    loaded = LoadedProject(project, compiled, graph, diags.items)
+    if key:
+        _write_cache(root, key, loaded)
+    return loaded
+
+
+def load_or_raise(project_dir: str | Path, env: str | None = None) -> LoadedProject:
+    loaded = load(project_dir, env)
+    if loaded.errors:
+        raise ProjectError(loaded.diagnostics)
+    return loaded
+
+
+__all__ = ["Diagnostics", "LoadedProject", "ProjectError", "load", "load_or_raise"]

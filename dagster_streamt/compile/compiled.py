@@ -1,0 +1,41 @@
+"""Result of compiling one model: rendered Spark SQL and what it reads.
+
+Plain frozen dataclasses so that they pickle fast into the warm-load cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def relation_name(name: str) -> str:
+    """SQL identifier that ``ref()``/``source()`` render to. Sources and models share this namespace:
+    the Spark layer registers a source as a temporary view and a model as a table under this name."""
+    return f"`{name}`"
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    name: str
+    materialized: str  # table | view | stream | sink
+    sql: str | None  # rendered Spark SQL; None for a sink defined only by `from:`
+    refs: tuple[str, ...] = ()  # upstream model names, sorted
+    sources: tuple[str, ...] = ()  # upstream source names, sorted
+    from_: str | None = None  # sink input model
+    output_columns: tuple[str, ...] | None = None  # from the SELECT list when knowable statically
+    sql_hash: str = ""
+    parse_fallback: bool = False  # sqlglot could not parse; Spark will analyze at run time
+    partition_vars: bool = False  # SQL uses {{ partition_start }} / {{ partition_end }}
+
+    @property
+    def upstream_models(self) -> tuple[str, ...]:
+        names = set(self.refs)
+        if self.from_:
+            names.add(self.from_)
+        return tuple(sorted(names))
+
+
+@dataclass(frozen=True)
+class CompiledProject:
+    models: dict[str, CompiledModel] = field(default_factory=dict)
+    content_hash: str = ""

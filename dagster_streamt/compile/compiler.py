@@ -1,0 +1,125 @@
+"""Compile every model: render its SQL, check refs and sources, parse with sqlglot.
+
+All problems are collected as diagnostics that point at the YAML line of the SQL (template and
+parse errors are offset into the SQL block), never only the first one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..spec.envvars import EnvResolver, read_dotenv
+from ..spec.errors import Diagnostics, Severity
+from ..spec.models import Model
+from ..spec.project import Project
+from ..spec.suggest import did_you_mean
+from .compiled import CompiledModel, CompiledProject
+from .render import RenderError, render_sql
+from .sqlparse import output_columns, parse_sql
+
+
+def project_resolver(project: Project) -> EnvResolver:
+    dotenv = read_dotenv(project.root / ".env")
+    if project.env:
+        dotenv.update(read_dotenv(project.root / f".env.{project.env}"))
+    return EnvResolver(dotenv)
+
+
+def _line_in(template: str, needle: str) -> int:
+    """1-based line of the first line mentioning ``needle`` (for locating a bad ref)."""
+    for i, line in enumerate(template.splitlines(), start=1):
+        if f'"{needle}"' in line or f"'{needle}'" in line:
+            return i
+    return 1
+
+
+class _Compiler:
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.diags = Diagnostics()
+        self.resolver = project_resolver(project)
+        self.model_names = set(project.models)
+        self.source_names = set(project.sources)
+
+    def sql_line(self, name: str, offset: int) -> tuple[str, int]:
+        loc = self.project.location("model", name)
+        if loc is None:
+            return "", 0
+        return loc.file, loc.value_line_of("sql") + max(offset, 1) - 1
+
+    def compile_model(self, model: Model) -> CompiledModel:
+        name = model.name
+        file, line = self.project.where("model", name)
+        mat = model.materialized or "table"
+        if model.from_ is not None and model.from_ not in self.model_names:
+            hint = did_you_mean(model.from_, self.model_names) or "name a model defined in this project"
+            self.diags.add("REF005", f"sink {name!r} reads from unknown model {model.from_!r}", file=file,
+                           line=self.project.where("model", name, "from")[1], hint=hint)
+        if model.sql is None:
+            if mat == "sink" and model.from_:
+                return CompiledModel(name=name, materialized=mat, sql=None, from_=model.from_,
+                                     sql_hash=_hash(f"from:{model.from_}"))
+            self.diags.add("SQL004", f"model {name!r} has no `sql:`", file=file, line=line,
+                           hint="add `sql: SELECT ... FROM {{ ref(\"...\") }}` (a sink may use `from: model`)")
+            return CompiledModel(name=name, materialized=mat, sql=None)
+        try:
+            rendered = render_sql(name, model.sql, variables=self.project.vars, resolver=self.resolver)
+        except RenderError as exc:
+            f, ln = self.sql_line(name, exc.lineno)
+            self.diags.add("SQL002", f"model {name!r}: {exc}", file=f, line=ln,
+                           hint='use {{ ref("model") }}, {{ source("name") }}, {{ env_var("VAR") }}, {{ var("x") }}')
+            return CompiledModel(name=name, materialized=mat, sql=None)
+        for var in sorted(set(rendered.missing_vars)):
+            f, ln = self.sql_line(name, _line_in(model.sql, var))
+            self.diags.add("STR030", f"model {name!r}: environment variable {var} is not set", file=f, line=ln,
+                           hint=f'export {var}, add it to .env, or give a default: env_var("{var}", "value")')
+        for var in sorted(set(rendered.unknown_vars)):
+            f, ln = self.sql_line(name, _line_in(model.sql, var))
+            hint = did_you_mean(var, self.project.vars) or f"define it under `vars:` in the root file: {{{var}: ...}}"
+            self.diags.add("STR031", f"model {name!r}: unknown project variable {var!r}", file=f, line=ln, hint=hint)
+        for ref in sorted(rendered.refs - self.model_names):
+            f, ln = self.sql_line(name, _line_in(model.sql, ref))
+            extra = " (that name is a source: use source())" if ref in self.source_names else ""
+            hint = did_you_mean(ref, self.model_names) or f"define a model named {ref!r}{extra}"
+            self.diags.add("REF001", f"model {name!r} references unknown model {ref!r}{extra}", file=f, line=ln,
+                           hint=hint)
+        for src in sorted(rendered.sources - self.source_names):
+            f, ln = self.sql_line(name, _line_in(model.sql, src))
+            extra = " (that name is a model: use ref())" if src in self.model_names else ""
+            hint = did_you_mean(src, self.source_names) or f"declare a source named {src!r}{extra}"
+            self.diags.add("REF002", f"model {name!r} references unknown source {src!r}{extra}", file=f, line=ln,
+                           hint=hint)
+        if not rendered.refs and not rendered.sources and mat != "sink":
+            self.diags.add("REF007", f"model {name!r} reads no source or model, so it has no lineage",
+                           file=file, line=line, severity=Severity.WARNING,
+                           hint='read inputs with {{ source("...") }} or {{ ref("...") }}')
+        parsed = parse_sql(rendered.sql)
+        columns = None
+        if parsed.tree is None:
+            f, ln = self.sql_line(name, parsed.line)
+            self.diags.add("SQL001", f"model {name!r}: SQL syntax error: {parsed.error}", file=f, line=ln,
+                           hint="fix the SQL (Spark SQL dialect); `streamt compile` shows the rendered SQL")
+        else:
+            columns = output_columns(parsed.tree)
+        return CompiledModel(
+            name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs)),
+            sources=tuple(sorted(rendered.sources)), from_=model.from_, output_columns=columns,
+            sql_hash=_hash(rendered.sql), parse_fallback=parsed.rewritten,
+            partition_vars=rendered.uses_partition,
+        )
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def compile_project(project: Project) -> tuple[CompiledProject, Diagnostics]:
+    compiler = _Compiler(project)
+    models = {name: compiler.compile_model(m) for name, m in project.models.items() if m.enabled}
+    project.secrets |= compiler.resolver.secrets
+    project.env_used.update(compiler.resolver.used)
+    digest = hashlib.sha256()
+    for name, cm in sorted(models.items()):
+        digest.update(json.dumps([name, cm.materialized, cm.sql_hash, cm.upstream_models, cm.sources]).encode())
+    return CompiledProject(models=models, content_hash=digest.hexdigest()), compiler.diags

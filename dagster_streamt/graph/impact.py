@@ -1,0 +1,62 @@
+"""Impact summary ("changes to X will affect ...") and sub-pipelines split by sinks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .graph import Graph
+
+
+@dataclass(frozen=True)
+class Impact:
+    node: str
+    models: tuple[str, ...]
+    sinks: tuple[str, ...]
+    exposures: tuple[str, ...]
+    tests: tuple[str, ...]
+    owners: tuple[str, ...]
+    tags: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"node": self.node, "models": list(self.models), "sinks": list(self.sinks),
+                "exposures": list(self.exposures), "tests": list(self.tests), "owners": list(self.owners),
+                "tags": list(self.tags)}
+
+    def sentence(self, name: str) -> str:
+        parts = []
+        for label, items in (("model", self.models), ("sink", self.sinks), ("exposure", self.exposures)):
+            if items:
+                names = ", ".join(i.split(".", 1)[1] for i in items)
+                parts.append(f"{len(items)} {label}{'s' if len(items) != 1 else ''}: {names}")
+        if not parts:
+            return f"Changes to {name} affect nothing downstream."
+        text = f"Changes to {name} will affect: " + "; ".join(parts)
+        if self.owners:
+            text += f"\nOwners to notify: {', '.join(self.owners)}"
+        return text
+
+
+def impact(graph: Graph, nid: str) -> Impact:
+    down = sorted(graph.downstream(nid))
+    nodes = [graph.nodes[d] for d in down]
+    models = tuple(n.id for n in nodes if n.type == "model" and n.materialized != "sink")
+    sinks = tuple(n.id for n in nodes if n.type == "model" and n.materialized == "sink")
+    exposures = tuple(n.id for n in nodes if n.type == "exposure")
+    tests = tuple(n.id for n in nodes if n.type == "test")
+    owners = tuple(sorted({n.owner for n in nodes if n.owner and n.type != "test"}))
+    tags = tuple(sorted({t for n in nodes if n.type != "test" for t in n.tags}))
+    return Impact(nid, models, sinks, exposures, tests, owners, tags)
+
+
+def sub_pipelines(graph: Graph) -> dict[str, list[str]]:
+    """For each sink (or, in a project without sinks, each leaf model): the models and sources it
+    needs, in topological order. Each sub-pipeline can be scheduled or deployed on its own."""
+    models = graph.of_type("model")
+    ends = [m for m in models if graph.nodes[m].materialized == "sink"]
+    if not ends:
+        ends = [m for m in models if not any(graph.nodes[d].type == "model" for d in graph.downstream_of(m))]
+    out: dict[str, list[str]] = {}
+    for end in sorted(ends):
+        members = {n for n in graph.upstream(end) if graph.nodes[n].type in ("model", "source")} | {end}
+        out[end] = graph.topological_order(members)
+    return out

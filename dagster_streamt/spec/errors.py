@@ -1,0 +1,154 @@
+"""Diagnostics: every problem in a project is collected, located (file:line) and explained.
+
+Codes are stable so users can grep for them and CI can match on them; never renumber.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+# code -> short title. Stable: add new codes, never reuse or renumber.
+CODES: dict[str, str] = {
+    "STR001": "YAML syntax error",
+    "STR002": "file content has the wrong shape",
+    "STR003": "project root file missing",
+    "STR004": "file cannot be read",
+    "STR010": "unknown key",
+    "STR011": "missing required key",
+    "STR012": "invalid value",
+    "STR013": "duplicate key in a YAML mapping",
+    "STR020": "duplicate name",
+    "STR021": "name clash between a source and a model",
+    "STR030": "missing environment variable",
+    "STR031": "unknown project variable",
+    "STR040": "invalid materialization",
+    "STR041": "legacy streamt materialization mapped to a Spark one",
+    "STR050": "invalid cron expression",
+    "STR051": "invalid regular expression",
+    "REF001": "reference to an unknown model",
+    "REF002": "reference to an unknown source",
+    "REF003": "test targets an unknown model or source",
+    "REF004": "exposure references an unknown node",
+    "REF005": "sink `from` names an unknown model",
+    "REF006": "dependency cycle",
+    "REF007": "model reads nothing",
+    "REF008": "schedule selects nothing",
+    "SQL001": "SQL syntax error",
+    "SQL002": "template error in SQL",
+    "SQL003": "SQL parsed by Spark fallback only",
+    "SQL004": "model has no SQL",
+    "GOV101": "model has no description",
+    "GOV102": "model has no owner",
+    "GOV103": "model has no tests",
+    "GOV104": "model name breaks the naming pattern",
+    "GOV105": "model has too many dependencies",
+    "GOV106": "materialization not allowed",
+    "GOV201": "source has no columns",
+    "GOV202": "source has no description",
+    "GOV203": "source has no owner",
+    "GOV204": "source has no freshness",
+    "GOV301": "column has no classification",
+    "GOV302": "sensitive column reaches an exposure unmasked",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One located problem. Ordered by file, line, code so output is stable."""
+
+    file: str
+    line: int
+    code: str
+    message: str
+    hint: str = ""
+    severity: Severity = field(default=Severity.ERROR, compare=False)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def format(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        text = f"{where}: {self.severity.value} {self.code}: {self.message}"
+        if self.hint:
+            text += f"\n    fix: {self.hint}"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "file": self.file,
+            "hint": self.hint,
+            "line": self.line,
+            "message": self.message,
+            "severity": self.severity.value,
+        }
+
+
+class Diagnostics:
+    """Accumulates diagnostics; loading never stops at the first problem."""
+
+    def __init__(self) -> None:
+        self._items: list[Diagnostic] = []
+        self._seen: set[Diagnostic] = set()
+
+    def add(
+        self,
+        code: str,
+        message: str,
+        *,
+        file: str = "",
+        line: int = 0,
+        hint: str = "",
+        severity: Severity = Severity.ERROR,
+    ) -> None:
+        assert code in CODES, code
+        diag = Diagnostic(file=file, line=line, code=code, message=message, hint=hint, severity=severity)
+        if diag not in self._seen:
+            self._seen.add(diag)
+            self._items.append(diag)
+
+    def extend(self, other: Diagnostics | list[Diagnostic]) -> None:
+        items = other.items if isinstance(other, Diagnostics) else other
+        for d in items:
+            if d not in self._seen:
+                self._seen.add(d)
+                self._items.append(d)
+
+    @property
+    def items(self) -> list[Diagnostic]:
+        return sorted(self._items)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.is_error]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity is Severity.WARNING]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.is_error for d in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class ProjectError(Exception):
+    """Raised when a project cannot be used; carries every diagnostic, not just the first."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = diagnostics
+        errors = [d for d in diagnostics if d.is_error]
+        super().__init__(
+            f"{len(errors)} error(s) in project:\n" + "\n".join(d.format() for d in errors[:50])
+        )

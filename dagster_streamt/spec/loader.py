@@ -1,0 +1,424 @@
+"""Read a project directory into a typed :class:`Project`, collecting every problem on the way.
+
+Order: root file -> environment overlay -> ``.env`` -> entity files (recursive, sorted) ->
+variable interpolation -> defaults -> strict validation. Nothing here knows about SQL, Spark or
+Dagster; the compiler and graph add their own checks on top.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .envvars import EnvResolver, is_secret_key, read_dotenv, walk_strings
+from .errors import Diagnostics, Severity
+from .models import (
+    LEGACY_MATERIALIZATIONS,
+    SECTION_MODELS,
+    Defaults,
+    ProjectInfo,
+    Rules,
+    Runtime,
+    Strict,
+)
+from .project import EntityLocation, Project
+from .suggest import did_you_mean
+from .yaml_loader import LineMap, load_yaml
+
+ROOT_FILES = ("stream_project.yml", "stream_project.yaml")
+ENTITY_DIRS = ("sources", "models", "tests", "exposures")
+SECTIONS = ("sources", "models", "tests", "exposures", "schedules")
+ROOT_KEYS = ("project", "runtime", "defaults", "rules", "vars", *SECTIONS)
+ENV_KEYS = ("runtime", "defaults", "rules", "vars")
+MATERIALIZATIONS = ("table", "view", "stream", "sink")
+KIND_OF_SECTION = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
+                   "schedules": "schedule"}
+
+
+def find_root_file(project_dir: Path) -> Path | None:
+    for name in ROOT_FILES:
+        if (project_dir / name).is_file():
+            return project_dir / name
+    return None
+
+
+def resolve_env_name(env: str | None) -> str | None:
+    return env or os.environ.get("STREAMT_ENV") or None
+
+
+def project_files(project_dir: Path) -> list[Path]:
+    """Root file plus every YAML file under the entity folders, recursively, in sorted order."""
+    files: list[Path] = []
+    root = find_root_file(project_dir)
+    if root:
+        files.append(root)
+    for d in ENTITY_DIRS:
+        base = project_dir / d
+        if base.is_dir():
+            files.extend(sorted(p for p in base.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file()))
+    return files
+
+
+class _Loader:
+    def __init__(self, project_dir: Path, env: str | None, environ: dict[str, str] | None) -> None:
+        self.root = project_dir
+        self.env = resolve_env_name(env)
+        self.diags = Diagnostics()
+        self.environ = environ
+        self.hashes: dict[str, str] = {}
+        self.resolver: EnvResolver
+        self.missing: list[tuple[str, str, int]] = []
+
+    # -- files ---------------------------------------------------------------------------
+    def rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def read(self, path: Path) -> tuple[Any, LineMap] | None:
+        rel = self.rel(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            self.diags.add("STR004", f"cannot read file: {exc.strerror}", file=rel, hint="check permissions")
+            return None
+        self.hashes[rel] = hashlib.sha256(raw).hexdigest()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.diags.add("STR004", f"file is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                           file=rel, hint="save the file as UTF-8")
+            return None
+        return load_yaml(text, rel, self.diags)
+
+    # -- main ------------------------------------------------------------------------------
+    def load(self) -> Project | None:
+        if not self.root.is_dir():
+            self.diags.add("STR003", f"project directory not found: {self.root}",
+                           file=str(self.root), hint="pass the folder holding stream_project.yml with -p")
+            return None
+        root_file = find_root_file(self.root)
+        if root_file is None:
+            self.diags.add("STR003", "no stream_project.yml (or .yaml) in the project directory",
+                           file=str(self.root), hint="create stream_project.yml or pass the right folder with -p")
+            return None
+        dotenv = read_dotenv(self.root / ".env")
+        if self.env:
+            dotenv.update(read_dotenv(self.root / f".env.{self.env}"))
+        self.resolver = EnvResolver(dotenv, self.environ)
+
+        loaded = self.read(root_file)
+        root_data, root_lm = loaded if loaded else (None, LineMap(self.rel(root_file)))
+        if root_data is None:
+            root_data = {}
+        if not isinstance(root_data, dict):
+            self.diags.add("STR002", "the root file must be a YAML mapping (project:, sources:, models: ...)",
+                           file=root_lm.file, line=1, hint="start the file with `project: {name: ...}`")
+            root_data = {}
+        self._unknown_keys(root_data, ROOT_KEYS, root_lm, ())
+        overlay_lm = self._apply_environment(root_data)
+
+        # sections: (raw entity, location) from every file
+        entities: dict[str, list[tuple[dict[str, Any], EntityLocation]]] = {s: [] for s in SECTIONS}
+        self._collect(root_data, root_lm, entities)
+        for path in project_files(self.root)[1:]:
+            got = self.read(path)
+            if got is None:
+                continue
+            data, lm = got
+            if data is None:
+                continue
+            if not isinstance(data, dict):
+                self.diags.add("STR002", "an entity file must be a mapping with sources:/models:/tests:/exposures:",
+                               file=lm.file, line=1, hint="put entries under a `models:` (or other) list")
+                continue
+            self._unknown_keys(data, SECTIONS, lm, (), where="an entity file")
+            self._collect(data, lm, entities)
+
+        settings = self._settings(root_data, root_lm, overlay_lm)
+        if settings is None:
+            info, runtime, defaults, rules, variables = (
+                ProjectInfo(name="unnamed"), Runtime(), Defaults(), Rules(), {})
+        else:
+            info, runtime, defaults, rules, variables = settings
+
+        typed: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+        locations: dict[tuple[str, str], EntityLocation] = {}
+        legacy: dict[str, str] = {}
+        for section in SECTIONS:
+            kind = KIND_OF_SECTION[section]
+            for raw, loc in entities[section]:
+                raw = self._interpolate(raw, loc, section)
+                if section == "models":
+                    raw = self._model_defaults(raw, loc, defaults, legacy)
+                if section == "sources" and defaults.sources.format and "format" not in raw and not (
+                        "topic" in raw or "table" in raw):
+                    raw = {**raw, "format": defaults.sources.format}
+                if section == "sources" and defaults.sources.owner and "owner" not in raw:
+                    raw = {**raw, "owner": defaults.sources.owner}
+                obj = self._validate(SECTION_MODELS[section], raw, loc.linemap, loc.base)
+                if obj is None:
+                    continue
+                name = obj.name  # type: ignore[attr-defined]
+                if (kind, name) in locations:
+                    first = locations[(kind, name)]
+                    self.diags.add("STR020", f"{kind} {name!r} is defined twice (first at {first.file}:{first.line})",
+                                   file=loc.file, line=loc.line, hint=f"rename or remove one of the {kind}s")
+                    continue
+                locations[(kind, name)] = loc
+                typed[section][name] = obj
+        self._missing_summary()
+        for section in SECTIONS:
+            typed[section] = dict(sorted(typed[section].items()))
+
+        return Project(
+            root=self.root, env=self.env, info=info, runtime=runtime, defaults=defaults, rules=rules,
+            vars=variables, sources=typed["sources"], models=typed["models"], tests=typed["tests"],
+            exposures=typed["exposures"], schedules=typed["schedules"], locations=locations,
+            secrets=set(self.resolver.secrets), env_used=dict(sorted(self.resolver.used.items())),
+            file_hashes=dict(sorted(self.hashes.items())), legacy_materializations=legacy,
+        )
+
+    # -- pieces ----------------------------------------------------------------------------
+    def _apply_environment(self, root_data: dict[str, Any]) -> LineMap | None:
+        if not self.env:
+            return None
+        env_dir = self.root / "environments"
+        path = next((env_dir / f"{self.env}{ext}" for ext in (".yml", ".yaml")
+                     if (env_dir / f"{self.env}{ext}").is_file()), None)
+        if path is None:
+            known = sorted(p.stem for p in env_dir.glob("*.y*ml")) if env_dir.is_dir() else []
+            hint = f"available environments: {', '.join(known)}" if known else "create environments/<env>.yml"
+            self.diags.add("STR004", f"environment {self.env!r} not found (environments/{self.env}.yml)",
+                           file="environments", hint=hint)
+            return None
+        got = self.read(path)
+        if got is None or got[0] is None:
+            return None
+        data, lm = got
+        if not isinstance(data, dict):
+            self.diags.add("STR002", "an environment file must be a mapping (runtime:, defaults:, rules:, vars:)",
+                           file=lm.file, line=1, hint="put overrides under `runtime:` and friends")
+            return None
+        self._unknown_keys(data, ENV_KEYS, lm, (), where="an environment file")
+        for key in ENV_KEYS:
+            if key in data:
+                root_data[key] = _deep_merge(root_data.get(key), data[key])
+        return lm
+
+    def _collect(self, data: dict[str, Any], lm: LineMap,
+                 out: dict[str, list[tuple[dict[str, Any], EntityLocation]]]) -> None:
+        for section in SECTIONS:
+            items = data.get(section)
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                self.diags.add("STR002", f"`{section}:` must be a list of entries (each starting with `- name:`)",
+                               file=lm.file, line=lm.line((section,)), hint=f"write `{section}:` then `  - name: ...`")
+                continue
+            for i, item in enumerate(items):
+                if not isinstance(item, dict):
+                    self.diags.add("STR002", f"each entry of `{section}:` must be a mapping, got {type(item).__name__}",
+                                   file=lm.file, line=lm.line((section, i)), hint="start the entry with `- name: ...`")
+                    continue
+                out[section].append((item, EntityLocation(lm.file, (section, i), lm)))
+
+    def _interpolate(self, raw: dict[str, Any], loc: EntityLocation, section: str) -> dict[str, Any]:
+        def fn(text: str, path: tuple[str | int, ...]) -> str:
+            is_sql = section == "models" and path[-1:] == ("sql",)
+            out, missing = self.resolver.interpolate(text, jinja=not is_sql)
+            for name in missing:
+                self.missing.append((name, loc.file, loc.linemap.line((*loc.base, *path))))
+            if path and is_secret_key(path[-1]):
+                self.resolver.mark_secret_value(out)
+            return out
+
+        return walk_strings(raw, (), fn)
+
+    def _missing_summary(self) -> None:
+        names = sorted({m[0] for m in self.missing})
+        for name, file, line in self.missing:
+            self.diags.add("STR030", f"environment variable {name} is not set",
+                           file=file, line=line,
+                           hint=f"export it or add it to .env (missing: {', '.join(names)}); "
+                                "or give a default: ${" + name + ":-value}")
+
+    def _model_defaults(self, raw: dict[str, Any], loc: EntityLocation, defaults: Defaults,
+                        legacy: dict[str, str]) -> dict[str, Any]:
+        raw = dict(raw)
+        d = defaults.models
+        if "materialized" not in raw:
+            if raw.get("from") is not None and raw.get("sql") is None:
+                raw["materialized"] = "sink"
+            else:
+                raw["materialized"] = d.materialized or "table"
+        mat = raw["materialized"]
+        name = raw.get("name", "?")
+        if isinstance(mat, str) and mat in LEGACY_MATERIALIZATIONS:
+            raw["materialized"] = LEGACY_MATERIALIZATIONS[mat]
+            legacy[str(name)] = mat
+            self.diags.add("STR041", f"model {name!r}: streamt materialization {mat!r} runs as "
+                           f"{LEGACY_MATERIALIZATIONS[mat]!r} on Spark", file=loc.file,
+                           line=loc.line_of("materialized"), severity=Severity.NOTE,
+                           hint=f"write `materialized: {LEGACY_MATERIALIZATIONS[mat]}` to silence this note")
+        elif not isinstance(mat, str) or mat not in MATERIALIZATIONS:
+            suggestion = did_you_mean(str(mat), (*MATERIALIZATIONS, *LEGACY_MATERIALIZATIONS))
+            self.diags.add("STR040", f"model {name!r}: unknown materialization {mat!r}", file=loc.file,
+                           line=loc.line_of("materialized"),
+                           hint=(suggestion + " " if suggestion else "") + "use one of: table, view, stream, sink")
+            raw["materialized"] = "table"
+        if d.owner and "owner" not in raw:
+            raw["owner"] = d.owner
+        if d.group and "group" not in raw:
+            raw["group"] = d.group
+        if d.tags:
+            tags = raw.get("tags") or []
+            if isinstance(tags, list):
+                raw["tags"] = sorted({*map(str, tags), *d.tags})
+        return raw
+
+    def _settings(self, data: dict[str, Any], lm: LineMap, overlay: LineMap | None) -> tuple[
+            ProjectInfo, Runtime, Defaults, Rules, dict[str, Any]] | None:
+        env_part = {k: data[k] for k in ("runtime", "defaults", "rules") if k in data}
+        env_loc = EntityLocation(lm.file, (), lm)
+        env_part = self._interpolate(env_part, env_loc, "settings")
+        if "project" not in data:
+            self.diags.add("STR011", "missing `project:` section", file=lm.file, line=1,
+                           hint="add `project: {name: my_project}` at the top of the root file")
+        info = self._validate(ProjectInfo, self._interpolate({"v": data.get("project") or {"name": "unnamed"}},
+                                                             env_loc, "settings")["v"], lm, ("project",))
+        runtime = self._validate(Runtime, env_part.get("runtime") or {}, overlay or lm, ("runtime",), lm)
+        defaults = self._validate(Defaults, env_part.get("defaults") or {}, overlay or lm, ("defaults",), lm)
+        rules = self._validate(Rules, env_part.get("rules") or {}, overlay or lm, ("rules",), lm)
+        variables = data.get("vars") or {}
+        if not isinstance(variables, dict):
+            self.diags.add("STR012", "`vars:` must be a mapping of names to values", file=lm.file,
+                           line=lm.line(("vars",)), hint="write `vars: {region: eu}`")
+            variables = {}
+        return (info or ProjectInfo(name="unnamed"), runtime or Runtime(), defaults or Defaults(),
+                rules or Rules(), variables)
+
+    def _unknown_keys(self, data: dict[str, Any], allowed: tuple[str, ...], lm: LineMap,
+                      base: tuple[str | int, ...], where: str = "the root file") -> None:
+        for key in data:
+            if key not in allowed:
+                hint = did_you_mean(str(key), allowed) or f"allowed here: {', '.join(allowed)}"
+                self.diags.add("STR010", f"unknown key {key!r} in {where}", file=lm.file,
+                               line=lm.line((*base, key)), hint=hint)
+
+    def _validate(self, cls: type[BaseModel], raw: Any, lm: LineMap, base: tuple[str | int, ...],
+                  fallback: LineMap | None = None) -> Any:
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            for err in exc.errors():
+                self._report(cls, raw, err, lm, base, fallback)
+            return None
+
+    def _report(self, cls: type[BaseModel], raw: Any, err: Any, lm: LineMap, base: tuple[str | int, ...],
+                fallback: LineMap | None) -> None:
+        loc = _clean_loc(raw, tuple(err.get("loc", ())))
+        path = (*base, *loc)
+        use = lm if path in lm.lines or fallback is None else fallback
+        line = use.line(path)
+        what = _describe(cls, raw, base)
+        kind = err.get("type", "")
+        dotted = ".".join(str(p) for p in loc) or "(entry)"
+        if kind == "extra_forbidden":
+            key = str(loc[-1]) if loc else "?"
+            model = _model_at(cls, loc[:-1])
+            allowed = _field_names(model) if model else []
+            hint = did_you_mean(key, allowed) or (f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
+            self.diags.add("STR010", f"{what}: unknown key {dotted!r}", file=use.file, line=line, hint=hint)
+        elif kind == "missing":
+            self.diags.add("STR011", f"{what}: missing required key {dotted!r}", file=use.file, line=line,
+                           hint=f"add `{loc[-1] if loc else dotted}:`")
+        else:
+            msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+            hint = "fix the value"
+            if kind == "string_pattern_mismatch" and loc and loc[-1] == "name":
+                hint = "names use letters, digits and underscores and do not start with a digit"
+            self.diags.add("STR012", f"{what}: {dotted}: {msg}", file=use.file, line=line, hint=hint)
+
+
+def _clean_loc(raw: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop pydantic's union-branch labels so the path indexes the YAML data."""
+    out: list[Any] = []
+    cur = raw
+    for part in loc:
+        if isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, dict) and isinstance(part, str) and part not in cur and part[:1].islower() \
+                and "[" not in part and part not in ("str", "int", "float", "bool", "list", "dict"):
+            out.append(part)  # a missing or extra key: keep it as the leaf
+            cur = None
+    return tuple(out)
+
+
+def _describe(cls: type[BaseModel], raw: Any, base: tuple[str | int, ...]) -> str:
+    kind = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
+            "schedules": "schedule"}.get(str(base[0]) if base else "", base[0] if base else cls.__name__)
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return f"{kind} {name!r}" if name else str(kind)
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return sorted((f.alias or n) for n, f in model.model_fields.items())
+
+
+def _model_at(cls: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model class at a key path (following nested model fields and lists)."""
+    import typing
+
+    model: Any = cls
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        fld = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        if fld is None:
+            return None
+        model = _first_model(fld.annotation, typing)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _first_model(annotation: Any, typing: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, Strict):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _first_model(arg, typing)
+        if found is not None:
+            return found
+    return None
+
+
+def _deep_merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = _deep_merge(base.get(k), v)
+        return out
+    return over
+
+
+def load_project(project_dir: str | Path, env: str | None = None,
+                 environ: dict[str, str] | None = None) -> tuple[Project | None, Diagnostics]:
+    """Load and validate the project's YAML. Never raises for bad input: problems are diagnostics."""
+    loader = _Loader(Path(project_dir).resolve(), env, environ)
+    try:
+        project = loader.load()
+    except RecursionError:
+        loader.diags.add("STR002", "project structure is nested too deeply", file=str(project_dir),
+                         hint="flatten the YAML")
+        project = None
+    return project, loader.diags

@@ -1,0 +1,70 @@
+"""The loaded project: typed entities plus where each one was written (for error messages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .models import Defaults, Exposure, Model, ProjectInfo, Rules, Runtime, Schedule, Source, Test
+from .yaml_loader import LineMap
+
+
+@dataclass(frozen=True)
+class EntityLocation:
+    """File and YAML path of one entity; resolves sub-keys to lines."""
+
+    file: str
+    base: tuple[str | int, ...]
+    linemap: LineMap
+
+    @property
+    def line(self) -> int:
+        return self.linemap.line(self.base)
+
+    def line_of(self, *sub: str | int) -> int:
+        return self.linemap.line((*self.base, *sub))
+
+    def value_line_of(self, *sub: str | int) -> int:
+        path = (*self.base, *sub)
+        return self.linemap.value_lines.get(path, self.linemap.line(path))
+
+
+@dataclass
+class Project:
+    root: Path
+    env: str | None
+    info: ProjectInfo
+    runtime: Runtime
+    defaults: Defaults
+    rules: Rules
+    vars: dict[str, Any]
+    sources: dict[str, Source]
+    models: dict[str, Model]
+    tests: dict[str, Test]
+    exposures: dict[str, Exposure]
+    schedules: dict[str, Schedule]
+    locations: dict[tuple[str, str], EntityLocation] = field(default_factory=dict)
+    secrets: set[str] = field(default_factory=set)
+    env_used: dict[str, str | None] = field(default_factory=dict)
+    file_hashes: dict[str, str] = field(default_factory=dict)
+    legacy_materializations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def location(self, kind: str, name: str) -> EntityLocation | None:
+        return self.locations.get((kind, name))
+
+    def where(self, kind: str, name: str, *sub: str | int) -> tuple[str, int]:
+        """(file, line) of an entity or one of its keys; ('', 0) when unknown."""
+        loc = self.locations.get((kind, name))
+        if loc is None:
+            return "", 0
+        return loc.file, (loc.line_of(*sub) if sub else loc.line)
+
+    def resolve_path(self, value: str) -> Path:
+        """Project paths are relative to the project directory, never to the current directory."""
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else (self.root / p)
