@@ -1,0 +1,21 @@
+"""``streamt compile``: target/manifest.json and target/compiled/<model>.sql."""
+
+from __future__ import annotations
+
+import click
+
+from .common import guarded, load_or_exit, project_options
+
+
+@click.command("compile")
+@project_options
+@guarded
+def compile_(project_dir: str, env: str | None) -> None:
+    """Render and check every model, then write the manifest and the compiled SQL."""
+    from ..manifest import write_manifest
+
+    loaded = load_or_exit(project_dir, env)
+    path = write_manifest(loaded)
+    n = sum(1 for m in loaded.compiled.models.values() if m.sql)
+    click.echo(f"Compiled {len(loaded.compiled.models)} models ({n} with SQL) -> {path}")
+    click.echo(f"SQL: {path.parent / 'compiled'}/<model>.sql")

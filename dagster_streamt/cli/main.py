@@ -1,0 +1,29 @@
+"""The ``streamt`` command. Exit codes: 0 ok, 1 validation errors, 2 usage errors.
+
+Each subcommand imports what it needs lazily so that lineage questions answer without importing
+Spark or Dagster.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .compile_cmd import compile_
+from .lineage_cmd import lineage
+from .validate_cmd import validate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="streamt")
+def cli() -> None:
+    """dagster-streamt: declarative SQL pipelines on Spark, orchestrated by Dagster."""
+
+
+cli.add_command(validate)
+cli.add_command(compile_)
+cli.add_command(lineage)
+
+
+def main() -> None:
+    cli(prog_name="streamt")

@@ -1,0 +1,45 @@
+"""``streamt validate``: every error and warning, a summary line, exit 1 on errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..spec.envvars import Redactor
+from ..spec.errors import ProjectError
+from .common import EXIT_INVALID, EXIT_OK, guarded, print_diagnostics, project_options
+
+
+@click.command("validate")
+@project_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@guarded
+def validate(project_dir: str, env: str | None, fmt: str) -> None:
+    """Check the project: schema, references, SQL, cycles, schedules and governance rules."""
+    from ..api import load
+
+    try:
+        loaded = load(project_dir, env)
+        diags, red, project = loaded.diagnostics, Redactor(loaded.project.secrets), loaded.project
+    except ProjectError as exc:
+        diags, red, project = exc.diagnostics, Redactor(), None
+    errors = [d for d in diags if d.is_error]
+    warnings = [d for d in diags if d.severity.value == "warning"]
+    if fmt == "json":
+        doc = {"valid": not errors, "errors": len(errors), "warnings": len(warnings),
+               "diagnostics": [red.value(d.to_dict()) for d in diags]}
+        click.echo(json.dumps(doc, indent=2, sort_keys=True))
+        sys.exit(EXIT_INVALID if errors else EXIT_OK)
+    if project is not None:
+        counts = (f"{len(project.sources)} sources, {len(project.models)} models, {len(project.tests)} tests, "
+                  f"{len(project.exposures)} exposures, {len(project.schedules)} schedule(s)")
+        click.echo(f"Project {project.name} ({project.info.version}){' env ' + project.env if project.env else ''}: "
+                   f"{counts}")
+    print_diagnostics(diags, red)
+    summary = f"{len(errors)} error(s), {len(warnings)} warning(s)"
+    if errors:
+        click.echo(click.style(f"✗ invalid: {summary}", fg="red", bold=True))
+        sys.exit(EXIT_INVALID)
+    click.echo(click.style(f"✓ valid: {summary}", fg="green", bold=True))
