@@ -7,6 +7,7 @@ parse again; the rewrite only affects analysis, never the SQL that Spark runs.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import sqlglot
@@ -34,7 +35,7 @@ def _rewrite_window_calls(sql: str) -> str | None:
     except TokenError:
         return None
     edits: list[tuple[int, int, str]] = []
-    for tok, nxt in zip(tokens, tokens[1:], strict=False):
+    for tok, nxt in itertools.pairwise(tokens):
         name = tok.text.lower()
         if name in _WINDOW_FUNCS and nxt.token_type == TokenType.L_PAREN:
             edits.append((tok.start, tok.end + 1, _WINDOW_FUNCS[name]))

@@ -351,10 +351,8 @@ def _clean_loc(raw: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     cur = raw
     for part in loc:
-        if isinstance(cur, dict) and part in cur:
-            out.append(part)
-            cur = cur[part]
-        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+        in_list = isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur)
+        if (isinstance(cur, dict) and part in cur) or in_list:
             out.append(part)
             cur = cur[part]
         elif isinstance(cur, dict) and isinstance(part, str) and part not in cur and part[:1].islower() \

@@ -206,7 +206,7 @@ class Source(Strict):
         fmt = self.resolved_format
         if fmt not in SOURCE_FORMATS:
             raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(SOURCE_FORMATS)}")
-        if fmt in FILE_FORMATS + ("delta",) and not self.path:
+        if fmt in (*FILE_FORMATS, "delta") and not self.path:
             raise ValueError(f"a {fmt} source needs `path:` (a file or folder, relative to the project)")
         if fmt == "table" and not self.table:
             raise ValueError("a table source needs `table:` (a catalog table name)")
