@@ -318,6 +318,14 @@ class _Loader:
         except ValidationError as exc:
             for err in exc.errors():
                 self._report(cls, raw, err, lm, base, fallback)
+            bad = {e["loc"][0] for e in exc.errors() if e.get("loc")}
+            if isinstance(raw, dict) and bad and "name" not in bad and bad <= raw.keys():
+                # Keep the entity (without its bad keys) so that its SQL is still checked and refs to it
+                # do not cascade into more errors; the errors above already fail validation.
+                try:
+                    return cls.model_validate({k: v for k, v in raw.items() if k not in bad})
+                except ValidationError:
+                    return None
             return None
 
     def _report(self, cls: type[BaseModel], raw: Any, err: Any, lm: LineMap, base: tuple[str | int, ...],

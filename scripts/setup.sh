@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install everything dagster-streamt needs on a fresh Debian/Ubuntu machine: Java 17 for Spark
+# (when missing), PostgreSQL + its JDBC driver for the JDBC sink tests, and the Python package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+apt_updated=0
+apt_install() {
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: apt-get not available; install $* yourself" >&2
+    return 1
+  fi
+  if [ "$apt_updated" = 0 ]; then $SUDO apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
+java_major() { java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1])}'; }
+if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
+  echo "setup: installing Java 17 (Spark needs it)"
+  apt_install openjdk-17-jre-headless
+fi
+
+if [ ! -f /usr/share/java/postgresql.jar ] || ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+  echo "setup: installing PostgreSQL and its JDBC driver (JDBC sink tests)"
+  apt_install postgresql libpostgresql-jdbc-java || echo "setup: PostgreSQL unavailable; JDBC tests will skip" >&2
+fi
+
+python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+echo "setup: done ($(java -version 2>&1 | head -1); $(python3 -c 'import pyspark; print("pyspark", pyspark.__version__)'))"
