@@ -11,6 +11,7 @@ import click
 from .. import __version__
 from .compile_cmd import compile_
 from .lineage_cmd import lineage
+from .run_cmd import run
 from .validate_cmd import validate
 
 
@@ -23,6 +24,7 @@ def cli() -> None:
 cli.add_command(validate)
 cli.add_command(compile_)
 cli.add_command(lineage)
+cli.add_command(run)
 
 
 def main() -> None:

@@ -1,0 +1,86 @@
+"""``streamt run``: materialize models through Dagster, in-process, on the project's instance, so
+the run appears in the Dagster UI history."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from .common import EXIT_INVALID, guarded, load_or_exit, project_options
+
+
+@click.command("run")
+@project_options
+@click.option("-s", "--select", "selection", default=None, help="Models to run (selection syntax); default all.")
+@click.option("--full-refresh", "full_refresh", multiple=True, metavar="SEL",
+              help="Reset these stream models' checkpoints and outputs first (selection syntax; repeatable).")
+@guarded
+def run(project_dir: str, env: str | None, selection: str | None, full_refresh: tuple[str, ...]) -> None:
+    """Run the selected models on Spark as one Dagster run and print a summary."""
+    from ..graph.select import SelectionError, select
+
+    loaded = load_or_exit(project_dir, env)
+    graph = loaded.graph
+    try:
+        ids = select(graph, selection) if selection else graph.of_type("model")
+        refresh = sorted({i for sel in full_refresh for i in select(graph, sel)})
+    except SelectionError as exc:
+        raise click.UsageError(str(exc)) from None
+    names = [i.split(".", 1)[1] for i in graph.topological_order(ids)]
+    if not names:
+        click.echo("Nothing to run: the selection has no models.")
+        return
+
+    import dagster as dg
+
+    from ..dagster.assets import FULL_REFRESH_TAG
+    from ..dagster.definitions import build_definitions
+    from ..dagster.instance import instance_dir, project_instance
+    from ..dagster.progress import ModelEvent, subscribe
+
+    defs = build_definitions(loaded.project.root, env, loaded=loaded)
+    job = defs.resolve_implicit_global_asset_job_def()
+    keys = [dg.AssetKey([n]) for n in names]
+    events: list[ModelEvent] = []
+    icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
+             "skipped": click.style("-", fg="yellow")}
+
+    def show(e: ModelEvent) -> None:
+        events.append(e)
+        detail = f"{e.rows:,} rows  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
+        click.echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
+
+    click.echo(f"Running {len(names)} model(s) on Spark through Dagster "
+               f"(instance {instance_dir(loaded.project.root)})")
+    unsubscribe = subscribe(show)
+    started = time.perf_counter()
+    tags = {"streamt/command": "run"}
+    if refresh:
+        tags[FULL_REFRESH_TAG] = ",".join(i.split(".", 1)[1] for i in refresh)
+    try:
+        with project_instance(loaded.project.root) as instance:
+            result = job.execute_in_process(
+                instance=instance, asset_selection=keys, tags=tags, raise_on_error=False,
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+    finally:
+        unsubscribe()
+    elapsed = time.perf_counter() - started
+    _summary(names, events, elapsed, result.run_id)
+    if not result.success:
+        sys.exit(EXIT_INVALID)
+
+
+def _summary(names: list[str], events: list, elapsed: float, run_id: str) -> None:
+    by_model = {e.model: e for e in events}
+    click.echo("")
+    click.echo(f"{'model':<32} {'status':<8} {'rows':>12} {'seconds':>8}")
+    for n in names:
+        e = by_model.get(n)
+        status = e.status if e else "not run"
+        rows = f"{e.rows:,}" if e and e.status == "success" else "-"
+        secs = f"{e.seconds:.1f}" if e else "-"
+        click.echo(f"{n:<32} {status:<8} {rows:>12} {secs:>8}")
+    ok = sum(1 for e in events if e.status == "success")
+    click.echo(f"\n{ok}/{len(names)} model(s) succeeded in {elapsed:.1f} s (Dagster run {run_id})")

@@ -1,0 +1,34 @@
+"""``build_definitions(project_dir)``: a whole streamt project as a Dagster code location."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from ..api import LoadedProject, load
+from ..spec.errors import ProjectError
+from .assets import build_models_asset
+from .resources import SparkResource
+from .specs import exposure_specs, model_specs, source_specs
+from .translator import StreamtTranslator
+
+
+def build_definitions(project_dir: str | Path, env: str | None = None, *,
+                      translator: StreamtTranslator | None = None,
+                      spark: SparkResource | None = None,
+                      loaded: LoadedProject | None = None) -> dg.Definitions:
+    """Load the project (warm cache) and build its assets. An invalid project fails the code
+    location load with every error listed, never with a traceback into our internals."""
+    loaded = loaded or load(project_dir, env)
+    if loaded.errors:
+        raise ProjectError(loaded.diagnostics)
+    t = translator or StreamtTranslator(loaded.project.name)
+    specs = model_specs(loaded, t)
+    assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
+    if specs:
+        assets.append(build_models_asset(loaded, specs))
+    assets += source_specs(loaded, t)
+    assets += exposure_specs(loaded, t)
+    resource = spark or SparkResource(project_dir=str(loaded.project.root), env=loaded.project.env)
+    return dg.Definitions(assets=assets, resources={"spark": resource})

@@ -1,0 +1,37 @@
+"""The project's Dagster instance: ``$DAGSTER_HOME`` when set, else ``<project>/.streamt/dagster``
+(SQLite storage), the same folder the repo's dagster.yaml points ``dagster dev`` at."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+from dagster._core.instance.ref import InstanceRef
+
+INSTANCE_DIR = ".streamt/dagster"
+_DAGSTER_YAML = """\
+# Written by dagster-streamt: this project's Dagster instance (SQLite storage, no telemetry).
+telemetry:
+  enabled: false
+run_coordinator:
+  module: dagster._core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    max_concurrent_runs: 2
+"""
+
+
+def instance_dir(project_root: Path) -> Path:
+    home = os.environ.get("DAGSTER_HOME")
+    return Path(home) if home else project_root / INSTANCE_DIR
+
+
+def project_instance(project_root: Path) -> dg.DagsterInstance:
+    if os.environ.get("DAGSTER_HOME"):
+        return dg.DagsterInstance.get()
+    base = instance_dir(project_root)
+    base.mkdir(parents=True, exist_ok=True)
+    if not (base / "dagster.yaml").exists():
+        (base / "dagster.yaml").write_text(_DAGSTER_YAML)
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(base)))

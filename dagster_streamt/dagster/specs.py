@@ -1,0 +1,86 @@
+"""AssetSpecs for models (executed by the multi-asset), sources and exposures (external assets)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from ..api import LoadedProject
+from .translator import StreamtTranslator
+
+
+def model_columns(loaded: LoadedProject, name: str) -> list[tuple[str, str | None]]:
+    """Declared columns win (they carry types); else the names parsed from the SQL."""
+    model = loaded.project.models[name]
+    if model.columns:
+        return [(c.name, c.type) for c in model.columns]
+    cm = loaded.compiled.models.get(name)
+    if cm and cm.output_columns:
+        return [(c, None) for c in cm.output_columns]
+    if cm and cm.from_:
+        return model_columns(loaded, cm.from_) if cm.from_ in loaded.project.models else []
+    return []
+
+
+def _dep_key(loaded: LoadedProject, t: StreamtTranslator, nid: str) -> dg.AssetKey:
+    kind, name = nid.split(".", 1)
+    if kind == "source":
+        return t.get_source_key(loaded.project.sources[name])
+    return t.get_model_key(loaded.project.models[name])
+
+
+def model_specs(loaded: LoadedProject, t: StreamtTranslator) -> dict[str, dg.AssetSpec]:
+    specs: dict[str, dg.AssetSpec] = {}
+    g = loaded.graph
+    for name, cm in sorted(loaded.compiled.models.items()):
+        model = loaded.project.models[name]
+        deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"model.{name}")
+                if u.split(".", 1)[0] in ("source", "model")]
+        specs[name] = dg.AssetSpec(
+            key=t.get_model_key(model),
+            deps=deps,
+            description=t.get_description(model, cm),
+            group_name=t.get_group_name(model),
+            owners=t.get_owners(model),
+            tags=t.get_tags(model),
+            kinds=t.get_model_kinds(model),
+            code_version=t.get_code_version(model, cm),
+            metadata=t.get_model_metadata(model, cm, model_columns(loaded, name)),
+            skippable=True,
+        )
+    return specs
+
+
+def source_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSpec]:
+    out = []
+    for s in loaded.project.sources.values():
+        md: dict[str, object] = {"format": s.resolved_format}
+        location = s.path or s.table or s.topic or s.options.get("dbtable")
+        if location:
+            md["location"] = str(loaded.project.resolve_path(s.path)) if s.path else location
+        if s.columns:
+            md["dagster/column_schema"] = dg.TableSchema(
+                columns=[dg.TableColumn(name=c.name, type=c.type or "unknown", description=c.description,
+                                        tags={"classification": c.classification} if c.classification else {})
+                         for c in s.columns])
+        out.append(dg.AssetSpec(
+            key=t.get_source_key(s), description=s.description, group_name="sources", owners=t.get_owners(s),
+            tags=t.get_tags(s), kinds=t.get_source_kinds(s), metadata=md,
+        ))
+    return out
+
+
+def exposure_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSpec]:
+    out = []
+    g = loaded.graph
+    for name, e in loaded.project.exposures.items():
+        deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"exposure.{name}")]
+        md: dict[str, object] = {"type": e.type}
+        if e.url:
+            md["url"] = dg.MetadataValue.url(e.url)
+        if e.repo:
+            md["repo"] = e.repo
+        out.append(dg.AssetSpec(
+            key=t.get_exposure_key(e), deps=deps, description=e.description, group_name="exposures",
+            owners=t.get_owners(e), tags=t.get_tags(e), kinds=t.get_exposure_kinds(e), metadata=md,
+        ))
+    return out

@@ -1,0 +1,94 @@
+"""How project entities become Dagster asset keys, groups, owners, tags, kinds and metadata.
+
+Subclass :class:`StreamtTranslator` and pass it to ``build_definitions`` to change any of them,
+like dagster-dbt's translator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+import dagster as dg
+
+from ..compile.compiled import CompiledModel
+from ..spec.models import Exposure, Model, Source
+
+_OWNER_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+EXPOSURE_KINDS = {"dashboard": "dashboard", "application": "application", "api": "api",
+                  "ml_training": "ml", "ml_inference": "ml", "notebook": "notebook", "analysis": "notebook"}
+
+
+def _owner(owner: str | None) -> list[str]:
+    if not owner:
+        return []
+    return [owner if _OWNER_EMAIL.match(owner) or owner.startswith("team:") else f"team:{owner}"]
+
+
+def _tags(tags: list[str] | tuple[str, ...]) -> dict[str, str]:
+    # Dagster tag keys allow [A-Za-z0-9_.-]; project tags are shown as valueless tags
+    return {re.sub(r"[^A-Za-z0-9_.-]", "_", t)[:63]: "" for t in sorted(tags)}
+
+
+class StreamtTranslator:
+    """Default mapping; every method may be overridden."""
+
+    def __init__(self, project_name: str) -> None:
+        self.project_name = project_name
+
+    # keys ---------------------------------------------------------------------------------
+    def get_model_key(self, model: Model) -> dg.AssetKey:
+        return dg.AssetKey([model.name])
+
+    def get_source_key(self, source: Source) -> dg.AssetKey:
+        return dg.AssetKey(["sources", source.name])
+
+    def get_exposure_key(self, exposure: Exposure) -> dg.AssetKey:
+        return dg.AssetKey(["exposures", exposure.name])
+
+    # attributes ---------------------------------------------------------------------------
+    def get_group_name(self, model: Model) -> str:
+        return re.sub(r"[^A-Za-z0-9_]", "_", model.group or self.project_name)
+
+    def get_owners(self, entity: Model | Source | Exposure) -> list[str]:
+        return _owner(entity.owner)
+
+    def get_tags(self, entity: Model | Source | Exposure) -> dict[str, str]:
+        return _tags(entity.tags)
+
+    def get_model_kinds(self, model: Model) -> set[str]:
+        return {"spark", model.materialized or "table"}
+
+    def get_source_kinds(self, source: Source) -> set[str]:
+        return {source.resolved_format}
+
+    def get_exposure_kinds(self, exposure: Exposure) -> set[str]:
+        return {EXPOSURE_KINDS.get(exposure.type, exposure.type)}
+
+    def get_description(self, model: Model, compiled: CompiledModel) -> str:
+        text = (model.description or "").strip()
+        if compiled.sql:
+            text += f"\n\n```sql\n{compiled.sql}\n```"
+        elif compiled.from_:
+            text += f"\n\nSink of `{compiled.from_}` to {model.sink.format if model.sink else 'files'}."
+        return text.strip()
+
+    def get_code_version(self, model: Model, compiled: CompiledModel) -> str:
+        config = model.model_dump(mode="json", by_alias=True, exclude={"description", "owner", "tags", "meta"})
+        payload = json.dumps({"sql": compiled.sql_hash, "config": config}, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def get_model_metadata(self, model: Model, compiled: CompiledModel,
+                           columns: list[tuple[str, str | None]]) -> dict[str, Any]:
+        md: dict[str, Any] = {
+            "dagster/table_name": f"{self.project_name}.{model.name}",
+            "materialized": model.materialized,
+        }
+        if columns:
+            md["dagster/column_schema"] = dg.TableSchema(columns=[
+                dg.TableColumn(name=n, type=t or "unknown") for n, t in columns])
+        if compiled.sql:
+            md["sql"] = dg.MetadataValue.md(f"```sql\n{compiled.sql}\n```")
+        return md
