@@ -119,6 +119,16 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
     diags.extend(check_rules(project, graph))
     diags.extend(check_schedules(project, graph))
     loaded = LoadedProject(project, compiled, graph, diags.items)
+    if project.rules.security.sensitive_columns_require_masking and not diags.has_errors:
+        from .lineage.project_columns import check_masking
+
+        for exposure, model, column, origins in check_masking(loaded):
+            file, line = project.where("model", model)
+            diags.add("GOV302", f"model {model!r} passes sensitive column {column!r} (from {origins}) to exposure "
+                      f"{exposure!r} unmasked", file=file, line=line,
+                      hint=f"add `security: {{policies: [{{mask: {{column: {column}, method: hash}}}}]}}` to "
+                           f"{model!r} or stop selecting the column")
+        loaded.diagnostics = diags.items
     if key:
         _write_cache(root, key, loaded)
     return loaded

@@ -30,17 +30,28 @@ def _focus(graph: Graph, name: str) -> str:
               show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to a file instead of the terminal.")
+@click.option("-c", "--column", default=None, metavar="MODEL.COLUMN", help="Column-level lineage of one column.")
+@click.option("--columns", "list_columns", is_flag=True, help="With --model: its columns and their sources.")
+@click.option("--classification", default=None, metavar="CLASS[,CLASS]",
+              help="Where classified columns flow (e.g. sensitive), down to exposures.")
+@click.option("--direct-only", is_flag=True, help="Column lineage: follow DIRECT edges only.")
 @guarded
 def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool, downstream: bool,
-            tags: tuple[str, ...], depth: int | None, fmt: str, output: str | None) -> None:
-    """Table-level lineage of the whole project or around one node."""
+            tags: tuple[str, ...], depth: int | None, fmt: str, output: str | None, column: str | None,
+            list_columns: bool, classification: str | None, direct_only: bool) -> None:
+    """Table-level lineage of the whole project or around one node; column-level with --column."""
     from ..lineage.render import ascii_focus, ascii_graph, to_json, to_mermaid
 
-    if (upstream or downstream) and not model:
-        raise click.UsageError("--upstream/--downstream need --model NAME")
+    if (upstream or downstream) and not (model or column):
+        raise click.UsageError("--upstream/--downstream need --model NAME or --column MODEL.COLUMN")
+    if list_columns and not model:
+        raise click.UsageError("--columns needs --model NAME")
     loaded = load_or_exit(project_dir, env)
     graph = loaded.graph
-    if model:
+    if column or list_columns or classification:
+        text = _column_views(loaded, model, column, list_columns, classification, upstream, downstream, fmt,
+                             direct_only)
+    elif model:
         nid = _focus(graph, model)
         if not upstream and not downstream:
             upstream = downstream = True
@@ -77,6 +88,55 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
     else:
         click.echo(text)
     sys.exit(0)
+
+
+def _column_views(loaded: object, model: str | None, column: str | None, list_columns: bool,
+                  classification: str | None, upstream: bool, downstream: bool, fmt: str, direct_only: bool) -> str:
+    import json
+
+    from ..lineage import column_render as cr
+    from ..lineage.project_columns import column_lineage, propagate_classification
+
+    lineage = column_lineage(loaded)  # type: ignore[arg-type]
+    if classification:
+        wanted = {c.strip() for c in classification.split(",") if c.strip()}
+        report = propagate_classification(loaded, lineage)  # type: ignore[arg-type]
+        if fmt == "json":
+            cols = [c for c in report.columns if set(c.classes) & wanted]
+            return json.dumps({"columns": [c.__dict__ for c in cols], "exposures": {
+                e: [f"{c.relation}.{c.column}" for c in r if set(c.classes) & wanted]
+                for e, r in report.exposures.items()}}, indent=2, sort_keys=True, default=list)
+        return cr.classification_text(report, wanted)
+    if list_columns:
+        nid = _focus(loaded.graph, model or "")  # type: ignore[attr-defined]
+        name = nid.split(".", 1)[1]
+        if name not in lineage.models:
+            raise click.UsageError(f"{name!r} is not a model; --columns lists a model's columns")
+        ml = lineage.models[name]
+        if fmt == "json":
+            return json.dumps(ml.to_dict(), indent=2, sort_keys=True)
+        return cr.model_columns_text(ml)
+    assert column is not None
+    rel, sep, col = column.partition(".")
+    if not sep or not col:
+        raise click.UsageError("--column takes MODEL.COLUMN, e.g. customer_orders.total_spent")
+    known = lineage.models.get(rel)
+    if known is None:
+        src = loaded.project.sources.get(rel)  # type: ignore[attr-defined]
+        if src is None:
+            hint = did_you_mean(rel, [*lineage.models, *loaded.project.sources])  # type: ignore[attr-defined]
+            raise click.UsageError(f"no model or source named {rel!r}" + (f"; {hint}" if hint else ""))
+        cols = [c.name for c in src.columns]
+    else:
+        cols = list(known.columns)
+    if col not in cols:
+        hint = did_you_mean(col, cols)
+        raise click.UsageError(f"{rel!r} has no column {col!r}" + (f"; {hint}" if hint else "")
+                               + (f" (columns: {', '.join(cols)})" if not hint else ""))
+    if not upstream and not downstream:
+        upstream = downstream = True
+    render = {"ascii": cr.column_ascii, "json": cr.column_json, "mermaid": cr.column_mermaid}[fmt]
+    return render(lineage, rel, col, upstream, downstream, direct_only)
 
 
 _ = EXIT_USAGE

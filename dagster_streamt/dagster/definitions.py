@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from ..api import LoadedProject, load
+from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
 from .assets import build_models_asset
 from .resources import SparkResource
@@ -17,14 +18,16 @@ from .translator import StreamtTranslator
 def build_definitions(project_dir: str | Path, env: str | None = None, *,
                       translator: StreamtTranslator | None = None,
                       spark: SparkResource | None = None,
-                      loaded: LoadedProject | None = None) -> dg.Definitions:
+                      loaded: LoadedProject | None = None,
+                      column_level_lineage: bool = True) -> dg.Definitions:
     """Load the project (warm cache) and build its assets. An invalid project fails the code
     location load with every error listed, never with a traceback into our internals."""
     loaded = loaded or load(project_dir, env)
     if loaded.errors:
         raise ProjectError(loaded.diagnostics)
     t = translator or StreamtTranslator(loaded.project.name)
-    specs = model_specs(loaded, t)
+    lineage = column_lineage(loaded) if column_level_lineage else None
+    specs = model_specs(loaded, t, lineage)
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     if specs:
         assets.append(build_models_asset(loaded, specs))

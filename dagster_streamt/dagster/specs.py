@@ -5,19 +5,24 @@ from __future__ import annotations
 import dagster as dg
 
 from ..api import LoadedProject
+from ..lineage.columns import ProjectColumnLineage
 from .translator import StreamtTranslator
 
 
-def model_columns(loaded: LoadedProject, name: str) -> list[tuple[str, str | None]]:
-    """Declared columns win (they carry types); else the names parsed from the SQL."""
+def model_columns(loaded: LoadedProject, name: str,
+                  lineage: ProjectColumnLineage | None = None) -> list[tuple[str, str | None]]:
+    """Declared columns win (they carry types); else the names parsed from the SQL, or the ones
+    column lineage expanded from ``SELECT *``."""
     model = loaded.project.models[name]
     if model.columns:
         return [(c.name, c.type) for c in model.columns]
     cm = loaded.compiled.models.get(name)
     if cm and cm.output_columns:
         return [(c, None) for c in cm.output_columns]
+    if lineage is not None and name in lineage.models and lineage.models[name].columns:
+        return [(c, None) for c in lineage.models[name].columns]
     if cm and cm.from_:
-        return model_columns(loaded, cm.from_) if cm.from_ in loaded.project.models else []
+        return model_columns(loaded, cm.from_, lineage) if cm.from_ in loaded.project.models else []
     return []
 
 
@@ -28,13 +33,61 @@ def _dep_key(loaded: LoadedProject, t: StreamtTranslator, nid: str) -> dg.AssetK
     return t.get_model_key(loaded.project.models[name])
 
 
-def model_specs(loaded: LoadedProject, t: StreamtTranslator) -> dict[str, dg.AssetSpec]:
+def inferred_types(loaded: LoadedProject, lineage: ProjectColumnLineage | None) -> dict[tuple[str, str], str]:
+    """Declared types carried through IDENTITY edges (a column copied as is keeps its type)."""
+    types = {(n, c.name): c.type for n, s in loaded.project.sources.items() for c in s.columns if c.type}
+    types.update({(n, c.name): c.type for n, m in loaded.project.models.items() for c in m.columns if c.type})
+    if lineage is None:
+        return types
+    for nid in loaded.graph.topological_order(loaded.graph.of_type("model")):
+        ml = lineage.models.get(nid.split(".", 1)[1])
+        if ml is None:
+            continue
+        for col in ml.columns:
+            direct = [e for e in ml.fields.get(col, ()) if e.type == "DIRECT"]
+            if len(direct) == 1 and direct[0].subtype == "IDENTITY" and (ml.model, col) not in types:
+                up = types.get((direct[0].source.relation, direct[0].source.column))
+                if up:
+                    types[(ml.model, col)] = up
+    return types
+
+
+def column_lineage_metadata(loaded: LoadedProject, t: StreamtTranslator,
+                            lineage: ProjectColumnLineage | None, name: str) -> dict[str, object]:
+    """``dagster/column_lineage`` from the static analysis, so the UI shows it before any run."""
+    ml = lineage.models.get(name) if lineage else None
+    if ml is None:
+        return {}
+    deps: dict[str, list[dg.TableColumnDep]] = {}
+    for col in ml.columns:
+        items = []
+        for edge in ml.fields.get(col, ()):
+            if edge.type != "DIRECT":
+                continue
+            rel = edge.source.relation
+            if rel in loaded.project.models:
+                key = t.get_model_key(loaded.project.models[rel])
+            elif rel in loaded.project.sources:
+                key = t.get_source_key(loaded.project.sources[rel])
+            else:
+                continue
+            items.append(dg.TableColumnDep(asset_key=key, column_name=edge.source.column))
+        deps[col] = items
+    return {"dagster/column_lineage": dg.TableColumnLineage(deps_by_column=deps)}
+
+
+def model_specs(loaded: LoadedProject, t: StreamtTranslator,
+                lineage: ProjectColumnLineage | None = None) -> dict[str, dg.AssetSpec]:
     specs: dict[str, dg.AssetSpec] = {}
     g = loaded.graph
+    types = inferred_types(loaded, lineage)
     for name, cm in sorted(loaded.compiled.models.items()):
         model = loaded.project.models[name]
         deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"model.{name}")
                 if u.split(".", 1)[0] in ("source", "model")]
+        metadata = {**t.get_model_metadata(
+            model, cm, [(c, t_ or types.get((name, c))) for c, t_ in model_columns(loaded, name, lineage)]),
+                    **column_lineage_metadata(loaded, t, lineage, name)}
         specs[name] = dg.AssetSpec(
             key=t.get_model_key(model),
             deps=deps,
@@ -44,7 +97,7 @@ def model_specs(loaded: LoadedProject, t: StreamtTranslator) -> dict[str, dg.Ass
             tags=t.get_tags(model),
             kinds=t.get_model_kinds(model),
             code_version=t.get_code_version(model, cm),
-            metadata=t.get_model_metadata(model, cm, model_columns(loaded, name)),
+            metadata=metadata,
             skippable=True,
         )
     return specs

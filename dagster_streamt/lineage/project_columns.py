@@ -1,0 +1,141 @@
+"""Column lineage for a loaded project: computed on demand (it parses every model again, which the
+table-level CLI does not need) and cached in ``target/`` by a hash of its inputs.
+
+Also the PII view: a source column's ``classification`` flows downstream along DIRECT edges until
+a model masks it (``security.policies: [{mask: {column: ...}}]``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..api import LoadedProject
+from ..compile.compiled import relation_name
+from ..graph.graph import split_id
+from .columns import ProjectColumnLineage, analyze_columns, lineage_cache_key
+
+CACHE_FILE = "target/.streamt-columns.json"
+SENSITIVE = frozenset({"sensitive", "highly_sensitive", "pii"})
+
+
+def _inputs(loaded: LoadedProject) -> tuple[dict[str, str | None], list[str], dict[str, list[str]],
+                                            dict[str, list[str]]]:
+    models: dict[str, str | None] = {}
+    for name, cm in loaded.compiled.models.items():
+        if cm.sql:
+            models[name] = cm.sql
+        elif cm.from_:
+            models[name] = f"SELECT * FROM {relation_name(cm.from_)}"  # a sink passes its input through
+        else:
+            models[name] = None
+    order = [split_id(i)[1] for i in loaded.graph.topological_order(loaded.graph.of_type("model"))]
+    sources = {n: [c.name for c in s.columns] for n, s in loaded.project.sources.items()}
+    declared = {n: [c.name for c in m.columns] for n, m in loaded.project.models.items() if m.columns}
+    return models, order, sources, declared
+
+
+def column_lineage(loaded: LoadedProject, *, use_cache: bool = True) -> ProjectColumnLineage:
+    models, order, sources, declared = _inputs(loaded)
+    key = lineage_cache_key(models, sources, declared)
+    path = loaded.project.root / CACHE_FILE
+    if use_cache:
+        try:
+            doc = json.loads(path.read_text())
+            if doc.get("key") == key:
+                return ProjectColumnLineage.from_dict(doc["lineage"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    result = analyze_columns(models, order, sources, declared)
+    if use_cache:
+        _write(path, {"key": key, "lineage": result.to_dict()})
+    return result
+
+
+def _write(path: Path, doc: dict[str, object]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+@dataclass(frozen=True)
+class Classified:
+    """A column that carries classified data, and where that data came from."""
+
+    relation: str
+    column: str
+    classes: tuple[str, ...]
+    origins: tuple[str, ...]  # "source.column" of the classified inputs
+
+
+@dataclass
+class ClassificationReport:
+    columns: list[Classified] = field(default_factory=list)
+    exposures: dict[str, list[Classified]] = field(default_factory=dict)  # exposure -> columns it receives
+    unmasked: list[tuple[str, str, Classified]] = field(default_factory=list)  # (exposure, model, column)
+
+
+def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineage) -> ClassificationReport:
+    """Follow DIRECT edges from classified source columns; a model's mask policy stops the flow."""
+    p = loaded.project
+    carried: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+    for sname, s in p.sources.items():
+        for c in s.columns:
+            if c.classification:
+                carried[(sname, c.name)] = ({c.classification}, {f"{sname}.{c.name}"})
+    order = [split_id(i)[1] for i in loaded.graph.topological_order(loaded.graph.of_type("model"))]
+    for name in order:
+        ml = lineage.models.get(name)
+        if ml is None:
+            continue
+        model = p.models[name]
+        masked = {pol.mask.column for pol in (model.security.policies if model.security else [])}
+        declared = dict(model.security.classification) if model.security else {}
+        declared.update({c.name: c.classification for c in model.columns if c.classification})
+        for col in ml.columns:
+            classes: set[str] = set()
+            origins: set[str] = set()
+            for edge in ml.fields.get(col, ()):
+                if edge.type != "DIRECT":
+                    continue
+                up = carried.get((edge.source.relation, edge.source.column))
+                if up:
+                    classes |= up[0]
+                    origins |= up[1]
+            if col in masked:
+                classes, origins = set(), set()
+            if col in declared:
+                classes.add(declared[col])
+                origins.add(f"{name}.{col}")
+            if classes:
+                carried[(name, col)] = (classes, origins)
+    report = ClassificationReport()
+    for (rel, col), (classes, origins) in sorted(carried.items()):
+        report.columns.append(Classified(rel, col, tuple(sorted(classes)), tuple(sorted(origins))))
+    by_rel: dict[str, list[Classified]] = {}
+    for c in report.columns:
+        by_rel.setdefault(c.relation, []).append(c)
+    for ename in sorted(p.exposures):
+        received: list[Classified] = []
+        for up in loaded.graph.upstream_of(f"exposure.{ename}"):
+            kind, rel = split_id(up)
+            for c in by_rel.get(rel, []):
+                received.append(c)
+                if kind == "model" and SENSITIVE & set(c.classes):
+                    report.unmasked.append((ename, rel, c))
+        if received:
+            report.exposures[ename] = received
+    return report
+
+
+def check_masking(loaded: LoadedProject) -> list[tuple[str, str, str, str]]:
+    """(exposure, model, column, origins) for every sensitive column a model hands to an exposure
+    unmasked; the rule ``rules.security.sensitive_columns_require_masking`` turns these into errors."""
+    report = propagate_classification(loaded, column_lineage(loaded))
+    return [(e, m, c.column, ", ".join(c.origins)) for e, m, c in report.unmasked]
