@@ -19,24 +19,30 @@ FULL_REFRESH_TAG = "streamt/full_refresh"
 
 
 def result_metadata(result: Any) -> dict[str, Any]:
-    md: dict[str, Any] = {
-        "dagster/row_count": int(result.rows_written or 0),
-        "rows_written": int(result.rows_written or 0),
-        "duration_s": round(float(result.duration_s or 0.0), 3),
-    }
-    for attr in ("input_rows", "batches", "quarantined_rows"):
+    """What a model run did, as Dagster metadata (row count, duration, schema, streaming progress)."""
+    md: dict[str, Any] = {"duration_s": round(float(result.duration_s or 0.0), 3),
+                          "materialized": result.materialized}
+    if result.rows_written is not None:
+        md["dagster/row_count"] = int(result.rows_written)
+        md["rows_written"] = int(result.rows_written)
+    for attr in ("input_rows", "batches"):
         value = getattr(result, attr, None)
         if value is not None:
             md[attr] = int(value)
-    if getattr(result, "location", None):
+    if result.quarantined_rows:
+        md["quarantined_rows"] = int(result.quarantined_rows)
+    if result.location:
         md["location"] = dg.MetadataValue.path(str(result.location))
-    schema = getattr(result, "schema", None)
-    if schema:
-        md["dagster/column_schema"] = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in schema])
-    progress = getattr(result, "progress", None)
-    if progress:
-        md["streaming_progress"] = dg.MetadataValue.json(
-            progress if isinstance(progress, dict) else getattr(progress, "__dict__", {}))
+    if result.schema:
+        md["dagster/column_schema"] = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in result.schema])
+    if result.last_watermark:
+        md["last_watermark"] = str(result.last_watermark)
+    for attr in ("input_rows_per_second", "processed_rows_per_second"):
+        value = getattr(result, attr, None)
+        if value is not None:
+            md[attr] = round(float(value), 1)
+    if result.sql:
+        md["executed_sql"] = dg.MetadataValue.md(f"```sql\n{result.sql}\n```")
     return md
 
 

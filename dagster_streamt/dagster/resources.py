@@ -20,23 +20,18 @@ class SparkResource(dg.ConfigurableResource):
     remote: str | None = Field(default=None, description="Override runtime.spark.remote (sc://host:15002).")
     conf: dict[str, str] = Field(default_factory=dict, description="Extra Spark conf for this run.")
 
+    keep_alive: bool = Field(default=False, description="Leave the session running after the run "
+                                                        "(tests, notebooks); a run process stops it by default.")
+
     @contextmanager
     def session(self, project: Any) -> Iterator[Any]:
         from ..spark.session import SparkSettings, create_session, stop_session
 
-        settings = SparkSettings.from_runtime(project.runtime.spark)
-        overrides: dict[str, Any] = {}
-        if self.master:
-            overrides["master"] = self.master
-        if self.remote:
-            overrides["remote"] = self.remote
-        if self.conf:
-            overrides["conf"] = {**settings.conf, **self.conf}
-        if overrides:
-            settings = settings.model_copy(update=overrides) if hasattr(settings, "model_copy") else \
-                type(settings)(**{**settings.__dict__, **overrides})
+        settings = SparkSettings.from_project(project, master=self.master, remote=self.remote,
+                                              conf=self.conf or None)
         spark = create_session(project, settings)
         try:
             yield spark
         finally:
-            stop_session(spark)
+            if not self.keep_alive:
+                stop_session(spark)
