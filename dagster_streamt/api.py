@@ -7,15 +7,16 @@ warm load only lists and hashes files. No Spark or Dagster import happens here.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .compile.compiled import CompiledProject
-from .compile.compiler import compile_project
 from .graph.build import build_graph
 from .graph.graph import Graph
 from .rules import check_rules
@@ -25,7 +26,8 @@ from .spec.loader import load_project, project_files, resolve_env_name
 from .spec.project import Project
 
 CACHE_FILE = "target/.streamt-cache.pickle"
-_CACHE_VERSION = 3
+PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
+_CACHE_VERSION = 4
 
 
 @dataclass
@@ -68,12 +70,12 @@ def _read_cache(root: Path, key: str) -> LoadedProject | None:
     path = root / CACHE_FILE
     try:
         with path.open("rb") as fh:
-            stored_key, env_names, env_digest, payload = pickle.load(fh)
+            stored_key, env_names, env_digest = pickle.load(fh)  # a small header: check before the payload
+            if stored_key != key or _env_digest(dict.fromkeys(env_names)) != env_digest:
+                return None
+            loaded: LoadedProject = pickle.load(fh)
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
         return None
-    if stored_key != key or _env_digest(dict.fromkeys(env_names)) != env_digest:
-        return None
-    loaded: LoadedProject = payload
     loaded.project.root = root
     loaded.from_cache = True
     return loaded
@@ -87,11 +89,32 @@ def _write_cache(root: Path, key: str, loaded: LoadedProject) -> None:
         with tmp.open("wb") as fh:
             os.chmod(tmp, 0o600)  # may hold interpolated secrets: owner-only
             names = sorted(loaded.project.env_used)
-            pickle.dump((key, names, _env_digest(dict.fromkeys(names)), loaded), fh,
-                        protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((key, names, _env_digest(dict.fromkeys(names))), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(loaded, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only project still works, just without the warm cache
+
+
+def _read_parse_cache(root: Path) -> dict[str, Any]:
+    try:
+        with (root / PARSE_CACHE_FILE).open("rb") as fh:
+            version, cache = pickle.load(fh)
+        return cache if version == _CACHE_VERSION and isinstance(cache, dict) else {}
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+        return {}
+
+
+def _write_parse_cache(root: Path, cache: dict[str, Any]) -> None:
+    path = root / PARSE_CACHE_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as fh:
+            pickle.dump((_CACHE_VERSION, cache), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = True) -> LoadedProject:
@@ -109,10 +132,24 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
             cached = _read_cache(root, key)
             if cached is not None:
                 return cached
+    threshold = gc.get_threshold()
+    gc.set_threshold(50_000, threshold[1], threshold[2])  # a load allocates millions of small objects
+    try:
+        return _load_cold(root, env, key, use_cache)
+    finally:
+        gc.set_threshold(*threshold)
+
+
+def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> LoadedProject:
+    from .compile.compiler import compile_project  # sqlglot and Jinja: only needed on a cache miss
+
     project, diags = load_project(root, env)
     if project is None:
         raise ProjectError(diags.items)
-    compiled, cdiags = compile_project(project)
+    parse_cache = _read_parse_cache(root) if use_cache else None
+    compiled, cdiags = compile_project(project, parse_cache)
+    if parse_cache is not None:
+        _write_parse_cache(root, parse_cache)
     diags.extend(cdiags)
     graph, gdiags = build_graph(project, compiled)
     diags.extend(gdiags)

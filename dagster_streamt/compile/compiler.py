@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 
 from ..spec.envvars import EnvResolver, read_dotenv
 from ..spec.errors import Diagnostics, Severity
@@ -16,7 +21,7 @@ from ..spec.project import Project
 from ..spec.suggest import did_you_mean
 from .compiled import CompiledModel, CompiledProject
 from .render import RenderError, render_sql
-from .sqlparse import output_columns, parse_sql
+from .sqlparse import ParseSummary, summarize, summarize_many
 
 
 def project_resolver(project: Project) -> EnvResolver:
@@ -94,29 +99,58 @@ class _Compiler:
             self.diags.add("REF007", f"model {name!r} reads no source or model, so it has no lineage",
                            file=file, line=line, severity=Severity.WARNING,
                            hint='read inputs with {{ source("...") }} or {{ ref("...") }}')
-        parsed = parse_sql(rendered.sql)
-        columns = None
-        if parsed.tree is None:
-            f, ln = self.sql_line(name, parsed.line)
-            self.diags.add("SQL001", f"model {name!r}: SQL syntax error: {parsed.error}", file=f, line=ln,
-                           hint="fix the SQL (Spark SQL dialect); `streamt compile` shows the rendered SQL")
-        else:
-            columns = output_columns(parsed.tree)
         return CompiledModel(
             name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs)),
-            sources=tuple(sorted(rendered.sources)), from_=model.from_, output_columns=columns,
-            sql_hash=_hash(rendered.sql), parse_fallback=parsed.rewritten,
+            sources=tuple(sorted(rendered.sources)), from_=model.from_, sql_hash=_hash(rendered.sql),
             partition_vars=rendered.uses_partition,
         )
+
+    def apply_parse(self, cm: CompiledModel, summary: ParseSummary) -> CompiledModel:
+        columns, error, err_line, rewritten = summary
+        if error is not None:
+            f, ln = self.sql_line(cm.name, err_line)
+            self.diags.add("SQL001", f"model {cm.name!r}: SQL syntax error: {error}", file=f, line=ln,
+                           hint="fix the SQL (Spark SQL dialect); `streamt compile` shows the rendered SQL")
+        return replace(cm, output_columns=columns, parse_fallback=rewritten)
 
 
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def compile_project(project: Project) -> tuple[CompiledProject, Diagnostics]:
+PARALLEL_MIN = 1000  # below this, a process pool costs more than it saves
+
+
+def _parse_all(sqls: dict[str, str], cache: dict[str, ParseSummary]) -> dict[str, ParseSummary]:
+    """Summaries by SQL hash: from the cache, else parsed (on every core for big projects)."""
+    todo = sorted(h for h in sqls if h not in cache)
+    out = {h: cache[h] for h in sqls if h in cache}
+    workers = min(os.cpu_count() or 1, 8)
+    if len(todo) >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
+        chunks = [todo[i::workers * 4] for i in range(workers * 4)]
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for chunk, results in zip(chunks, pool.map(summarize_many, [[sqls[h] for h in c] for c in chunks]),
+                                      strict=True):
+                out.update(zip(chunk, results, strict=True))
+    else:
+        for h in todo:
+            out[h] = summarize(sqls[h])
+    return out
+
+
+def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | None = None
+                    ) -> tuple[CompiledProject, Diagnostics]:
+    """Render every model, then parse every distinct SQL once. ``parse_cache`` (SQL hash -> summary)
+    is read and updated, so an edit to one model re-parses only that model."""
     compiler = _Compiler(project)
     models = {name: compiler.compile_model(m) for name, m in project.models.items() if m.enabled}
+    sqls = {cm.sql_hash: cm.sql for cm in models.values() if cm.sql}
+    summaries = _parse_all(sqls, parse_cache if parse_cache is not None else {})
+    if parse_cache is not None:
+        parse_cache.clear()
+        parse_cache.update(summaries)
+    models = {n: (compiler.apply_parse(cm, summaries[cm.sql_hash]) if cm.sql else cm) for n, cm in models.items()}
     project.secrets |= compiler.resolver.secrets
     project.env_used.update(compiler.resolver.used)
     digest = hashlib.sha256()

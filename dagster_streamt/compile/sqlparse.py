@@ -110,3 +110,18 @@ def output_columns(tree: exp.Expression) -> tuple[str, ...] | None:
             name = name.removeprefix("__streamt_")
         names.append(name)
     return tuple(names)
+
+
+ParseSummary = tuple[tuple[str, ...] | None, str | None, int, bool]  # columns, error, error line, rewritten
+
+
+def summarize(sql: str) -> ParseSummary:
+    """What the compiler keeps from a parse: small, picklable, cacheable by SQL hash."""
+    parsed = parse_sql(sql)
+    if parsed.tree is None:
+        return None, parsed.error, parsed.line, False
+    return output_columns(parsed.tree), None, 0, parsed.rewritten
+
+
+def summarize_many(sqls: list[str]) -> list[ParseSummary]:
+    return [summarize(s) for s in sqls]

@@ -113,6 +113,13 @@ class Graph:
     def upstream(self, nid: str, depth: int | None = None) -> set[str]:
         return self._closure([nid], self._sorted_up, depth) - {nid}
 
+    def downstream_all(self, ids: Iterable[str]) -> set[str]:
+        """Union of the downstream closures of ``ids``, in one search."""
+        return self._closure(ids, self._sorted_down)
+
+    def upstream_all(self, ids: Iterable[str]) -> set[str]:
+        return self._closure(ids, self._sorted_up)
+
     def topological_order(self, subset: Iterable[str] | None = None) -> list[str]:
         """Kahn's algorithm with a sorted frontier: the same order on every run. Nodes in cycles
         are left out (cycles are reported separately)."""

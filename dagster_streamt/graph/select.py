@@ -69,13 +69,11 @@ def select(graph: Graph, expression: str, types: tuple[str, ...] | None = ("mode
             names = sorted({n.name for n in graph.nodes.values()})
             hint = did_you_mean(m.group("body").split(":")[-1], names)
             raise SelectionError(f"selection {term!r} matches nothing" + (f"; {hint}" if hint else ""))
-        more: set[str] = set(hits)
-        for h in hits:
-            if m.group("up"):
-                more |= graph.upstream(h)
-            if m.group("down"):
-                more |= graph.downstream(h)
-        out |= more
+        out |= hits
+        if m.group("up"):
+            out |= graph.upstream_all(hits)  # one search from all matches, not one each
+        if m.group("down"):
+            out |= graph.downstream_all(hits)
     if types is not None:
         out = {n for n in out if graph.nodes[n].type in types}
     return sorted(out)
