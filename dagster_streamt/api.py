@@ -43,8 +43,15 @@ class LoadedProject:
         return [d for d in self.diagnostics if d.is_error]
 
 
+def _code_stamp() -> str:
+    """Size and mtime of this package's modules: a changed dagster-streamt invalidates the cache."""
+    here = Path(__file__).parent
+    return ";".join(f"{p.relative_to(here)}:{s.st_size}:{s.st_mtime_ns}"
+                    for p in sorted(here.rglob("*.py")) for s in [p.stat()])
+
+
 def _fingerprint(root: Path, env: str | None) -> tuple[str, dict[str, str]]:
-    digest = hashlib.sha256(f"{_CACHE_VERSION}:{__version__}:{env}".encode())
+    digest = hashlib.sha256(f"{_CACHE_VERSION}:{__version__}:{env}:{_code_stamp()}".encode())
     hashes: dict[str, str] = {}
     files = project_files(root)
     for extra in (root / ".env", root / f".env.{env}", *(sorted((root / "environments").glob("*.y*ml"))
@@ -141,6 +148,7 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
 
 
 def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> LoadedProject:
+    from .checks.validate import check_tests
     from .compile.compiler import compile_project  # sqlglot and Jinja: only needed on a cache miss
 
     project, diags = load_project(root, env)
@@ -156,6 +164,13 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
     diags.extend(check_rules(project, graph))
     diags.extend(check_schedules(project, graph))
     loaded = LoadedProject(project, compiled, graph, diags.items)
+    inferred = None
+    if any("accepted_types" in a for t in project.tests.values() for a in t.assertions) and not diags.has_errors:
+        from .lineage.project_columns import column_lineage, inferred_types
+
+        inferred = inferred_types(loaded, column_lineage(loaded))  # types through SELECT lists
+    diags.extend(check_tests(project, compiled, graph, inferred))
+    loaded.diagnostics = diags.items
     if project.rules.security.sensitive_columns_require_masking and not diags.has_errors:
         from .lineage.project_columns import check_masking
 

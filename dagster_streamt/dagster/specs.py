@@ -6,6 +6,7 @@ import dagster as dg
 
 from ..api import LoadedProject
 from ..lineage.columns import ProjectColumnLineage
+from ..lineage.project_columns import inferred_types
 from .translator import StreamtTranslator
 
 
@@ -31,25 +32,6 @@ def _dep_key(loaded: LoadedProject, t: StreamtTranslator, nid: str) -> dg.AssetK
     if kind == "source":
         return t.get_source_key(loaded.project.sources[name])
     return t.get_model_key(loaded.project.models[name])
-
-
-def inferred_types(loaded: LoadedProject, lineage: ProjectColumnLineage | None) -> dict[tuple[str, str], str]:
-    """Declared types carried through IDENTITY edges (a column copied as is keeps its type)."""
-    types = {(n, c.name): c.type for n, s in loaded.project.sources.items() for c in s.columns if c.type}
-    types.update({(n, c.name): c.type for n, m in loaded.project.models.items() for c in m.columns if c.type})
-    if lineage is None:
-        return types
-    for nid in loaded.graph.topological_order(loaded.graph.of_type("model")):
-        ml = lineage.models.get(nid.split(".", 1)[1])
-        if ml is None:
-            continue
-        for col in ml.columns:
-            direct = [e for e in ml.fields.get(col, ()) if e.type == "DIRECT"]
-            if len(direct) == 1 and direct[0].subtype == "IDENTITY" and (ml.model, col) not in types:
-                up = types.get((direct[0].source.relation, direct[0].source.column))
-                if up:
-                    types[(ml.model, col)] = up
-    return types
 
 
 def column_lineage_metadata(loaded: LoadedProject, t: StreamtTranslator,

@@ -64,6 +64,25 @@ def _write(path: Path, doc: dict[str, object]) -> None:
         pass
 
 
+def inferred_types(loaded: LoadedProject, lineage: ProjectColumnLineage | None) -> dict[tuple[str, str], str]:
+    """Declared types carried through IDENTITY edges (a column copied as is keeps its type)."""
+    types = {(n, c.name): c.type for n, s in loaded.project.sources.items() for c in s.columns if c.type}
+    types.update({(n, c.name): c.type for n, m in loaded.project.models.items() for c in m.columns if c.type})
+    if lineage is None:
+        return types
+    for nid in loaded.graph.topological_order(loaded.graph.of_type("model")):
+        ml = lineage.models.get(nid.split(".", 1)[1])
+        if ml is None:
+            continue
+        for col in ml.columns:
+            direct = [e for e in ml.fields.get(col, ()) if e.type == "DIRECT"]
+            if len(direct) == 1 and direct[0].subtype == "IDENTITY" and (ml.model, col) not in types:
+                up = types.get((direct[0].source.relation, direct[0].source.column))
+                if up:
+                    types[(ml.model, col)] = up
+    return types
+
+
 @dataclass(frozen=True)
 class Classified:
     """A column that carries classified data, and where that data came from."""

@@ -1,0 +1,173 @@
+"""The assertion registry and the parser that validates a test's ``assertions:`` list.
+
+Each assertion is a one-key mapping ``{name: params}``; the parameters are checked by the strict
+models of :mod:`.params`. Problems come back as :class:`AssertionIssue` (with the key path inside the
+assertion) so that validation can point at the YAML line, and runs can report them as errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ..spec.models import Test
+from ..spec.suggest import did_you_mean
+from .params import (
+    AcceptedTypes,
+    AcceptedValues,
+    Bucket,
+    CustomSql,
+    Distribution,
+    ExpressionIsTrue,
+    Freshness,
+    MaxLag,
+    NotNull,
+    Params,
+    Range,
+    Relationships,
+    RowCount,
+    Throughput,
+    Unique,
+    parse_duration,
+)
+
+ASSERTIONS: dict[str, type[Params]] = {
+    "not_null": NotNull,
+    "unique": Unique,
+    "accepted_values": AcceptedValues,
+    "range": Range,
+    "accepted_types": AcceptedTypes,
+    "relationships": Relationships,
+    "row_count": RowCount,
+    "freshness": Freshness,
+    "custom_sql": CustomSql,
+    "expression_is_true": ExpressionIsTrue,
+    "distribution": Distribution,
+    "max_lag": MaxLag,
+    "throughput": Throughput,
+}
+ALIASES: dict[str, str] = {"unique_key": "unique", "foreign_key": "relationships"}
+CONTINUOUS_ONLY = frozenset({"max_lag", "throughput"})
+KNOWN_NAMES = tuple(sorted({*ASSERTIONS, *ALIASES}))
+
+
+@dataclass(frozen=True)
+class ParsedAssertion:
+    index: int  # position in the test's `assertions:` list
+    name: str  # canonical name (aliases resolved)
+    written: str  # the key as written in YAML, for locating it
+    params: Params
+    label: str = ""  # unique within a test: ``not_null``, then ``not_null_2`` for a second one
+
+
+IssueKind = Literal["unknown_assertion", "unknown_key", "missing_key", "bad_value"]
+
+
+@dataclass(frozen=True)
+class AssertionIssue:
+    index: int
+    written: str
+    kind: IssueKind
+    key: tuple[str | int, ...]  # path inside the parameters, () for the assertion itself
+    message: str
+    hint: str = ""
+
+
+def _fields(model: type[BaseModel]) -> list[str]:
+    return list(model.model_fields)
+
+
+_TYPE_TAGS = frozenset({"int", "float", "str", "bool", "datetime", "date", "none"})
+
+
+def _is_tag(part: str | int) -> bool:
+    """pydantic appends the union member (``int``, ``list[str]``) to the location of a union's errors."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part)
+
+
+def _merged(errors: list[Any]) -> list[Any]:
+    """One error per location: a wrong-typed union value gives one error per member in pydantic."""
+    out: dict[tuple[Any, ...], Any] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        while loc and _is_tag(loc[-1]):
+            loc = loc[:-1]
+        if loc != tuple(err["loc"]) or str(err["type"]).endswith("_type"):
+            expected = [str(p) for p in err["loc"][len(loc):]] or [str(err["type"]).removesuffix("_type")]
+            prev = out.get(loc)
+            if prev is not None and prev.get("expected") is not None:
+                prev["expected"].extend(expected)
+                continue
+            err = {**err, "loc": loc, "expected": expected}
+            err["msg"] = ""
+        out.setdefault(loc, err)
+    for err in out.values():
+        if err.get("expected") is not None:
+            err["msg"] = f"expected {' or '.join(err['expected'])}, got {type(err['input']).__name__}"
+    return list(out.values())
+
+
+def _issues(index: int, written: str, model: type[Params], exc: ValidationError) -> list[AssertionIssue]:
+    out: list[AssertionIssue] = []
+    for err in _merged(exc.errors()):
+        loc = tuple(err["loc"])
+        where = ".".join(str(p) for p in loc)
+        if err["type"] == "extra_forbidden":
+            sub: type[BaseModel] = Bucket if "buckets" in loc else model
+            hint = did_you_mean(str(loc[-1]), _fields(sub)) or f"known keys: {', '.join(_fields(sub))}"
+            out.append(AssertionIssue(index, written, "unknown_key", loc,
+                                      f"{written}: unknown key {loc[-1]!r}", hint))
+        elif err["type"] in ("missing", "missing_one_of"):
+            msg = f"{written}: missing key {where!r}" if err["type"] == "missing" else f"{written}: {err['msg']}"
+            out.append(AssertionIssue(index, written, "missing_key", loc, msg,
+                                      f"add `{loc[-1]}:`" if err["type"] == "missing" else ""))
+        else:
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            prefix = f"{written}.{where}: " if where else f"{written}: "
+            out.append(AssertionIssue(index, written, "bad_value", loc, prefix + msg,
+                                      f"see the `{written}` parameters: {', '.join(_fields(model))}"))
+    return out
+
+
+def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionIssue]]:
+    """Validate every assertion of ``test``; return the good ones and every problem (never the first only)."""
+    parsed: list[ParsedAssertion] = []
+    issues: list[AssertionIssue] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(test.assertions):
+        ((written, raw),) = item.items()
+        written = str(written)
+        name = ALIASES.get(written, written)
+        model = ASSERTIONS.get(name)
+        if model is None:
+            hint = did_you_mean(written, KNOWN_NAMES) or f"known assertions: {', '.join(KNOWN_NAMES)}"
+            issues.append(AssertionIssue(index, written, "unknown_assertion", (), f"unknown assertion {written!r}",
+                                         hint))
+            continue
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            issues.append(AssertionIssue(index, written, "bad_value", (),
+                                         f"{written}: parameters must be a mapping, got {type(raw).__name__}",
+                                         f"write `- {written}: {{{', '.join(_fields(model)[:2])}: ...}}`"))
+            continue
+        try:
+            params = model.model_validate(raw)
+        except ValidationError as exc:
+            issues.extend(_issues(index, written, model, exc))
+            continue
+        seen[name] = seen.get(name, 0) + 1
+        label = name if seen[name] == 1 else f"{name}_{seen[name]}"
+        parsed.append(ParsedAssertion(index, name, written, params, label))
+    return parsed, issues
+
+
+
+__all__ = [
+    "ALIASES", "ASSERTIONS", "CONTINUOUS_ONLY", "KNOWN_NAMES", "AcceptedTypes", "AcceptedValues", "AssertionIssue",
+    "Bucket", "CustomSql", "Distribution", "ExpressionIsTrue", "Freshness", "MaxLag", "NotNull", "Params",
+    "ParsedAssertion", "Range", "Relationships", "RowCount", "Throughput", "Unique", "parse_assertions",
+    "parse_duration",
+]

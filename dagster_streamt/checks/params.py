@@ -1,0 +1,286 @@
+"""Strict parameter models for every data-test assertion (one pydantic model per assertion).
+
+Each assertion in a test is a one-key mapping ``{name: params}``. Parameters are validated with
+pydantic (``extra="forbid"``, strict types) so a typo is an error with a suggestion, never a
+silently ignored key (streamt's fault). streamt's spellings (``unique_key``, ``foreign_key``,
+``key``, ``ref_model``/``ref_key``, ``sql`` + ``expect``) are accepted and normalized here.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+Bound = int | float | datetime | date | str
+Scalar = str | int | float | bool | datetime | date
+
+
+def _missing(message: str) -> PydanticCustomError:
+    """A 'one of these keys is required' error, reported as a missing key rather than a bad value."""
+    return PydanticCustomError("missing_one_of", message)
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    def columns_used(self) -> list[str]:
+        """Columns of the tested relation this assertion reads (for definition-time schema checks)."""
+        return []
+
+
+class NotNull(Params):
+    columns: list[str] = Field(min_length=1)
+
+    def columns_used(self) -> list[str]:
+        return list(self.columns)
+
+
+class Unique(Params):
+    """Duplicate rows (rows beyond the first per key; NULL keys ignored) over total rows <= tolerance."""
+
+    columns: list[str] | None = Field(default=None, min_length=1)
+    key: str | list[str] | None = None  # streamt's spelling
+    tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
+    window: str | None = None  # streamt's streaming window: accepted, ignored for batch tests
+
+    @model_validator(mode="after")
+    def _one(self) -> Unique:
+        if (self.columns is None) == (self.key is None):
+            raise _missing("give exactly one of `columns: [..]` or `key: col`")
+        if isinstance(self.key, list) and not self.key:
+            raise ValueError("`key` must name at least one column")
+        return self
+
+    @property
+    def keys(self) -> list[str]:
+        if self.columns is not None:
+            return list(self.columns)
+        return [self.key] if isinstance(self.key, str) else list(self.key or [])
+
+    def columns_used(self) -> list[str]:
+        return self.keys
+
+
+class AcceptedValues(Params):
+    column: str
+    values: list[Scalar] = Field(min_length=1)
+    quote: bool = True  # false: compare values as SQL literals (numbers, booleans), not as strings
+
+    @model_validator(mode="after")
+    def _literals(self) -> AcceptedValues:
+        if not self.quote:
+            bad = [v for v in self.values if isinstance(v, str)]
+            if bad:
+                raise ValueError(f"with `quote: false` values must be numbers or booleans, got {bad[0]!r}")
+        return self
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
+class Range(Params):
+    column: str
+    min: Bound | None = None
+    max: Bound | None = None
+    inclusive: bool = True
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Range:
+        if self.min is None and self.max is None:
+            raise _missing("give `min:`, `max:` or both")
+        return self
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
+class AcceptedTypes(Params):
+    types: dict[str, str | list[str]] = Field(min_length=1)
+
+    def columns_used(self) -> list[str]:
+        return list(self.types)
+
+
+_TARGET = re.compile(r"""^\s*(ref|source)\(\s*(['"])([A-Za-z_][A-Za-z0-9_]*)\2\s*\)\s*$""")
+
+
+class Relationships(Params):
+    """Every non-null ``column`` value exists in ``field`` of ``to`` (at least ``match_rate`` of them)."""
+
+    column: str
+    to: str | None = None  # 'ref("customers")' or 'source("customers_raw")'
+    field: str | None = None
+    ref_model: str | None = None  # streamt's spelling of `to: ref(...)`
+    ref_key: str | None = None  # streamt's spelling of `field`
+    match_rate: float = Field(default=1.0, ge=0.0, le=1.0)
+    window: str | None = None  # streamt's streaming join window: accepted, ignored for batch tests
+
+    @field_validator("to")
+    @classmethod
+    def _to(cls, v: str | None) -> str | None:
+        if v is not None and not _TARGET.match(v):
+            raise ValueError(f"must be 'ref(\"model\")' or 'source(\"name\")', got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _target(self) -> Relationships:
+        if (self.to is None) == (self.ref_model is None):
+            raise _missing("give exactly one of `to: 'ref(\"model\")'` or `ref_model: model`")
+        if (self.field is None) == (self.ref_key is None):
+            raise _missing("give exactly one of `field:` or `ref_key:` (the referenced column)")
+        return self
+
+    @property
+    def target(self) -> tuple[Literal["model", "source"], str]:
+        if self.ref_model is not None:
+            return "model", self.ref_model
+        m = _TARGET.match(self.to or "")
+        assert m is not None
+        return ("model" if m.group(1) == "ref" else "source"), m.group(3)
+
+    @property
+    def target_field(self) -> str:
+        return self.field if self.field is not None else str(self.ref_key)
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
+class RowCount(Params):
+    min: int | None = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> RowCount:
+        if self.min is None and self.max is None:
+            raise _missing("give `min:`, `max:` or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"`min` ({self.min}) is greater than `max` ({self.max})")
+        return self
+
+
+_UNITS = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1),
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600),
+    **dict.fromkeys(("d", "day", "days"), 86400),
+    **dict.fromkeys(("w", "week", "weeks"), 604800),
+}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$")
+
+
+def parse_duration(value: str | int | float) -> float:
+    """Seconds in '90s', '30m', '1h', '2d', '1 hour', '45 minutes' (or a bare number of seconds)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    m = _DURATION.match(str(value).lower())
+    if not m or m.group(2) not in _UNITS:
+        raise ValueError(f"cannot read duration {value!r}; write e.g. 45s, 30m, 1h, 2d or '1 hour'")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+class Freshness(Params):
+    """The newest value of ``column`` is at most ``max_age`` old (relative to the run's ``now``)."""
+
+    column: str
+    max_age: str | int | float
+
+    @field_validator("max_age")
+    @classmethod
+    def _age(cls, v: str | int | float) -> str | int | float:
+        if parse_duration(v) <= 0:
+            raise ValueError("max_age must be positive")
+        return v
+
+    @property
+    def max_age_seconds(self) -> float:
+        return parse_duration(self.max_age)
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
+_EXPECT = re.compile(r"^\s*(\d+)\s*(rows?)?\s*$")
+
+
+class CustomSql(Params):
+    """``where``: a predicate true for VIOLATING rows. Or streamt's ``sql`` (a query returning the
+    violating rows, or a single count) with ``expect`` (the expected count, default 0)."""
+
+    where: str | None = Field(default=None, min_length=1)
+    sql: str | None = Field(default=None, min_length=1)
+    expect: int | None = Field(default=None, ge=0)
+
+    @field_validator("expect", mode="before")
+    @classmethod
+    def _expect(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            m = _EXPECT.match(v)
+            if not m:
+                raise ValueError(f"`expect` must be a count like 0 or '0 rows', got {v!r}")
+            return int(m.group(1))
+        return v
+
+    @model_validator(mode="after")
+    def _one(self) -> CustomSql:
+        if (self.where is None) == (self.sql is None):
+            raise _missing("give exactly one of `where:` (true for violating rows) or `sql:` (+ `expect:`)")
+        if self.where is not None and self.expect is not None:
+            raise ValueError("`expect` goes with `sql:`; a `where:` predicate always expects 0 violating rows")
+        return self
+
+    @property
+    def expected(self) -> int:
+        return self.expect or 0
+
+
+class ExpressionIsTrue(Params):
+    expression: str = Field(min_length=1)  # true for valid rows; NULL counts as a violation
+
+
+class Bucket(Params):
+    value: Scalar | None = None
+    min: Bound | None = None  # inclusive
+    max: Bound | None = None  # exclusive, so adjacent buckets never count a row twice
+    expected_ratio: float = Field(ge=0.0, le=1.0)
+    tolerance: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _kind(self) -> Bucket:
+        if (self.value is None) == (self.min is None and self.max is None):
+            raise _missing("a bucket needs `value:` or `min:`/`max:` (not both)")
+        return self
+
+
+class Distribution(Params):
+    """Share of non-null ``column`` values in each bucket within ``tolerance`` of ``expected_ratio``."""
+
+    column: str
+    buckets: list[Bucket] = Field(min_length=1)
+    tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
+class MaxLag(Params):
+    column: str
+    max_seconds: float = Field(gt=0)
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
+class Throughput(Params):
+    min_per_second: float | None = Field(default=None, ge=0)
+    max_per_second: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Throughput:
+        if self.min_per_second is None and self.max_per_second is None:
+            raise _missing("give `min_per_second:`, `max_per_second:` or both")
+        return self
