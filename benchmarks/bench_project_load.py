@@ -158,7 +158,8 @@ def floor_hash_unpickle(files: list[Path], cache: Path) -> None:
     for f in files:
         hashlib.sha256(f.read_bytes()).hexdigest()
     with cache.open("rb") as fh:
-        pickle.load(fh)  # our own cache file
+        pickle.load(fh)  # our own cache file: a small header record...
+        pickle.load(fh)  # ...then the payload
 
 
 def floor_adjacency(edges: list[tuple[str, str]]) -> dict[str, list[str]]:

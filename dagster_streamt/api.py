@@ -27,6 +27,7 @@ from .spec.project import Project
 
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
+GRAPH_CACHE_FILE = "target/.streamt-graph.pickle"  # just the graph of a valid project: lineage answers fast
 _CACHE_VERSION = 4
 
 
@@ -99,6 +100,15 @@ def _write_cache(root: Path, key: str, loaded: LoadedProject) -> None:
             pickle.dump((key, names, _env_digest(dict.fromkeys(names))), fh, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(loaded, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
+        gpath = root / GRAPH_CACHE_FILE
+        if loaded.errors:
+            gpath.unlink(missing_ok=True)
+        else:
+            gtmp = gpath.with_suffix(f".{os.getpid()}.tmp")
+            with gtmp.open("wb") as fh:
+                pickle.dump((key, names, _env_digest(dict.fromkeys(names))), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(loaded.graph, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(gtmp, gpath)
     except OSError:
         pass  # a read-only project still works, just without the warm cache
 
@@ -184,6 +194,24 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
     if key:
         _write_cache(root, key, loaded)
     return loaded
+
+
+def load_graph(project_dir: str | Path, env: str | None = None) -> Graph:
+    """The graph of a valid project, from its own small cache when nothing changed (no pydantic
+    objects to unpickle); falls back to a full load, raising :class:`ProjectError` on errors."""
+    root = Path(project_dir).resolve()
+    env = resolve_env_name(env)
+    try:
+        key, _ = _fingerprint(root, env) if root.is_dir() else ("", {})
+        if key:
+            with (root / GRAPH_CACHE_FILE).open("rb") as fh:
+                stored_key, env_names, env_digest = pickle.load(fh)
+                if stored_key == key and _env_digest(dict.fromkeys(env_names)) == env_digest:
+                    graph: Graph = pickle.load(fh)
+                    return graph
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+        pass
+    return load_or_raise(root, env).graph
 
 
 def load_or_raise(project_dir: str | Path, env: str | None = None) -> LoadedProject:

@@ -72,3 +72,18 @@ def test_loader_never_raises_on_structured_garbage(tmp_path: Path, entity: dict,
                              yaml.safe_dump({section: [entity, {"name": "ok"}]})})
     loaded = load(tmp_path, use_cache=False)
     assert all(d.file and d.code for d in loaded.diagnostics if d.code != "REF006")
+
+
+def test_graph_cache_for_lineage(tmp_path: Path) -> None:
+    from dagster_streamt.api import GRAPH_CACHE_FILE, load_graph
+
+    write_project(tmp_path, {"sources/s.yml": SRC,
+                             "models/m.yml": "models:\n  - name: m\n    sql: SELECT a FROM {{ source('s') }}\n"})
+    assert set(load_graph(tmp_path).nodes) == {"source.s", "model.m"}
+    assert (tmp_path / GRAPH_CACHE_FILE).is_file()
+    (tmp_path / "models" / "n.yml").write_text("models:\n  - name: n\n    sql: SELECT a FROM {{ ref('m') }}\n")
+    assert load_graph(tmp_path).downstream("source.s") == {"model.m", "model.n"}
+    (tmp_path / "models" / "n.yml").write_text("models:\n  - name: n\n    sql: SELECT a FROM {{ ref('nope') }}\n")
+    with pytest.raises(ProjectError):
+        load_graph(tmp_path)
+    assert not (tmp_path / GRAPH_CACHE_FILE).exists()  # an invalid project never answers from a stale graph

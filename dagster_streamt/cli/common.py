@@ -61,6 +61,19 @@ def load_or_exit(project_dir: str, env: str | None, *, allow_errors: bool = Fals
     return loaded
 
 
+def graph_or_exit(project_dir: str, env: str | None) -> Any:
+    """The project graph only (fast path for lineage); on errors, print them all and exit 1."""
+    from ..api import load_graph
+
+    try:
+        return load_graph(project_dir, env)
+    except ProjectError as exc:
+        print_diagnostics(exc.diagnostics, notes=False)
+        errors = [d for d in exc.diagnostics if d.is_error]
+        click.echo(click.style(f"✗ {len(errors)} error(s): fix them first (streamt validate)", fg="red"))
+        sys.exit(EXIT_INVALID)
+
+
 def guarded(fn: F) -> F:
     """Turn unexpected exceptions into a one-line message instead of a traceback."""
 

@@ -8,7 +8,7 @@ import click
 
 from ..graph.graph import Graph
 from ..spec.suggest import did_you_mean
-from .common import EXIT_USAGE, guarded, load_or_exit, project_options
+from .common import EXIT_USAGE, graph_or_exit, guarded, load_or_exit, project_options
 
 
 def _focus(graph: Graph, name: str) -> str:
@@ -46,12 +46,12 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
         raise click.UsageError("--upstream/--downstream need --model NAME or --column MODEL.COLUMN")
     if list_columns and not model:
         raise click.UsageError("--columns needs --model NAME")
-    loaded = load_or_exit(project_dir, env)
-    graph = loaded.graph
     if column or list_columns or classification:
+        loaded = load_or_exit(project_dir, env)
         text = _column_views(loaded, model, column, list_columns, classification, upstream, downstream, fmt,
                              direct_only)
     elif model:
+        graph = graph_or_exit(project_dir, env)
         nid = _focus(graph, model)
         if not upstream and not downstream:
             upstream = downstream = True
@@ -69,6 +69,7 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
         else:
             text = to_mermaid(graph, ids, focus=nid)
     else:
+        graph = graph_or_exit(project_dir, env)
         ids = set(graph.nodes)
         if tags:
             ids = {i for i in ids if set(tags) & set(graph.nodes[i].tags)}
