@@ -1,0 +1,169 @@
+"""The example pipeline end to end through Dagster on real Spark: whole run, tables read back and
+checked against the generated files, incremental rerun, subset, a failing model, `streamt run`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+from dagster._core.instance.ref import InstanceRef
+
+from dagster_streamt.api import load
+from dagster_streamt.dagster import build_definitions
+from dagster_streamt.dagster.resources import SparkResource
+from dagster_streamt.spark import Warehouse, read_quarantine
+
+from .helpers import write_project
+
+ROOT = Path(__file__).parents[1]
+pytestmark = pytest.mark.spark
+
+
+def generate(project: Path, *args: str) -> None:
+    subprocess.run([sys.executable, str(ROOT / "project" / "generate.py"), "--out", str(project / "data"), *args],
+                   check=True, capture_output=True)
+
+
+def expected_orders(project: Path) -> tuple[list[dict[str, Any]], int]:
+    """(valid order rows as the SQL keeps them, malformed line count), computed in plain Python."""
+    valid, bad = [], 0
+    for f in sorted((project / "data" / "orders").glob("*.json")):
+        for line in f.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            if rec.get("order_id") is not None and rec.get("amount") is not None and rec["amount"] > 0:
+                valid.append(rec)
+    return valid, bad
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dst = tmp_path_factory.mktemp("e2e") / "shop"
+    shutil.copytree(ROOT / "project", dst, ignore=shutil.ignore_patterns(".streamt", "target", "data", "exports"))
+    generate(dst, "--orders", "3000", "--customers", "150")
+    return dst
+
+
+def materialize(project: Path, names: list[str] | None = None, tags: dict[str, str] | None = None
+                ) -> dg.ExecuteInProcessResult:
+    defs = build_definitions(project, spark=SparkResource(project_dir=str(project), keep_alive=True))
+    job = defs.resolve_implicit_global_asset_job_def()
+    loaded = load(project)
+    keys = [dg.AssetKey([n]) for n in (names or sorted(loaded.compiled.models))]
+    return job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), asset_selection=keys,
+                                  raise_on_error=False, tags=tags or {})
+
+
+def materialized(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
+    return {e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
+            for e in result.get_asset_materialization_events()}
+
+
+def table(spark: Any, project: Path, name: str) -> list[dict[str, Any]]:
+    location = Warehouse.for_project(load(project).project).table_location(name)
+    assert location is not None, f"{name} has no table"
+    return [r.asDict() for r in spark.read.parquet(str(location)).collect()]
+
+
+def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:
+    result = materialize(shop)
+    assert result.success
+    mats = materialized(result)
+    assert sorted(mats) == ["customer_orders", "high_value_orders", "order_metrics", "orders_clean", "orders_export"]
+
+    valid, bad = expected_orders(shop)
+    clean = table(spark, shop, "orders_clean")
+    assert len(clean) == len(valid) == mats["orders_clean"]["dagster/row_count"]
+    assert sorted(r["order_id"] for r in clean) == sorted(r["order_id"] for r in valid)
+    assert {r["status"] for r in clean} <= {"placed", "paid", "shipped", "cancelled"}  # normalised
+    assert mats["orders_clean"]["quarantined_rows"] == bad > 0
+    project = load(shop).project
+    assert read_quarantine(spark, Warehouse.for_project(project), "orders_raw").count() == bad
+
+    customers = table(spark, shop, "customer_orders")
+    assert len(customers) == 150
+    spent = {r["customer_id"]: r["total_spent"] for r in customers}
+    for cid in (1, 77, 150):
+        assert spent[cid] == pytest.approx(sum(r["amount"] for r in valid if r["customer_id"] == cid))
+
+    metrics = table(spark, shop, "order_metrics")
+    watermark = max(datetime.fromisoformat(r["ts"]) for r in valid) - timedelta(minutes=10)
+    closed = [r for r in valid if datetime.fromisoformat(r["ts"]).replace(minute=0, second=0)
+              + timedelta(hours=1) <= watermark]
+    assert sum(m["order_count"] for m in metrics) == len(closed)
+
+    exported = spark.read.parquet(str(shop / "exports" / "orders")).count()
+    assert exported == len(valid)
+
+    # incremental: a new file arrives; the stream models process only it, nothing twice
+    generate(shop, "--orders", "400", "--customers", "150", "--append")
+    again = materialize(shop, ["orders_clean", "orders_export"])
+    assert again.success
+    valid2, bad2 = expected_orders(shop)
+    new_rows = len(valid2) - len(valid)
+    assert materialized(again)["orders_clean"]["dagster/row_count"] == new_rows > 0
+    assert len(table(spark, shop, "orders_clean")) == len(valid2)
+    assert spark.read.parquet(str(shop / "exports" / "orders")).count() == len(valid2)
+    assert read_quarantine(spark, Warehouse.for_project(project), "orders_raw").count() == bad2
+
+    # a subset run reads its upstream table from the warehouse
+    only = materialize(shop, ["customer_orders"])
+    assert only.success and sorted(materialized(only)) == ["customer_orders"]
+
+
+def test_failing_model_skips_exactly_its_downstream(spark: Any, tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {
+        "sources/s.yml": """\
+            sources:
+              - name: events
+                format: json
+                path: data
+                columns: [{name: id, type: bigint}, {name: v, type: double}]
+            """,
+        "models/m.yml": """\
+            models:
+              - name: a
+                sql: SELECT id, v FROM {{ source("events") }}
+              - name: broken
+                sql: SELECT id, no_such_column FROM {{ ref("a") }}
+              - name: after_broken
+                sql: SELECT id FROM {{ ref("broken") }}
+              - name: fine
+                sql: SELECT id, v * 2 AS v2 FROM {{ ref("a") }}
+            """,
+    })
+    (root / "data").mkdir()
+    (root / "data" / "e.json").write_text('{"id": 1, "v": 1.5}\n{"id": 2, "v": 2.5}\n')
+    result = materialize(root)
+    assert not result.success
+    assert sorted(materialized(result)) == ["a", "fine"]
+    assert sorted(r["v2"] for r in table(spark, root, "fine")) == [3.0, 5.0]
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "broken" in failure.event_specific_data.error.message
+
+
+def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "shop"
+    shutil.copytree(shop, copy, ignore=shutil.ignore_patterns(".streamt", "target", "exports"))
+    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(copy), "-s", "+customer_orders"],
+                       capture_output=True, text=True, timeout=600, env={**__import__("os").environ,
+                                                                          "DAGSTER_HOME": ""})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2/2 model(s) succeeded" in r.stdout
+    lines = [ln.split() for ln in r.stdout.splitlines()]
+    row = next(ln for ln in lines if ln[:1] == ["customer_orders"] and len(ln) == 4)
+    assert row[:3] == ["customer_orders", "success", "150"]
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(copy / ".streamt" / "dagster"))) as instance:
+        runs = instance.get_runs()
+        assert len(runs) == 1 and runs[0].is_success
+        assert runs[0].tags["streamt/command"] == "run"
