@@ -163,7 +163,8 @@ def test_every_cycle_is_reported(tmp_path: Path) -> None:
 
 def test_tests_and_exposures_on_missing_nodes(tmp_path: Path) -> None:
     write_project(tmp_path, {"sources/s.yml": SRC,
-                             "models/m.yml": "models:\n  - name: clean\n    sql: SELECT id FROM {{ source('orders') }}\n",
+                             "models/m.yml": "models:\n  - name: clean\n"
+                                             "    sql: SELECT id FROM {{ source('orders') }}\n",
                              "tests/t.yml": """\
         tests:
           - name: t1

@@ -60,7 +60,8 @@ def test_code_version_changes_with_sql(tmp_path: Path) -> None:
              "models/m.yml": "models:\n  - name: m\n    sql: SELECT a FROM {{ source('s') }}\n"}
     write_project(tmp_path, files)
     v1 = build_definitions(tmp_path).resolve_asset_graph().get(dg.AssetKey(["m"])).code_version
-    (tmp_path / "models" / "m.yml").write_text("models:\n  - name: m\n    sql: SELECT a + 1 AS a FROM {{ source('s') }}\n")
+    (tmp_path / "models" / "m.yml").write_text(
+        "models:\n  - name: m\n    sql: SELECT a + 1 AS a FROM {{ source('s') }}\n")
     v2 = build_definitions(tmp_path).resolve_asset_graph().get(dg.AssetKey(["m"])).code_version
     assert v1 != v2
 

@@ -1,0 +1,43 @@
+"""Where a project keeps its Spark state. Every path is absolute and derived from the project root
+(never the current directory), so two processes started from anywhere agree on the layout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..spec.project import Project
+
+STATE_DIR = ".streamt"
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    root: Path
+    warehouse: Path
+    checkpoints: Path
+
+    @classmethod
+    def from_project(cls, project: Project) -> ProjectPaths:
+        spark = project.runtime.spark
+        return cls(
+            root=project.root.resolve(),
+            warehouse=project.resolve_path(spark.warehouse).resolve(),
+            checkpoints=project.resolve_path(spark.checkpoints).resolve(),
+        )
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / "state.json"
+
+    def checkpoint(self, name: str) -> Path:
+        """A stream model's (or streaming sink's) checkpoint folder."""
+        return self.checkpoints / name
+
+    def checkpoint_lock(self, name: str) -> Path:
+        """Lock file next to the checkpoint: one writer per checkpoint at a time."""
+        return self.checkpoints / f"{name}.lock"

@@ -1,0 +1,92 @@
+"""Read what a finished streaming query did from its progress reports, and parse triggers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ModelRunError
+
+IN_PREFIX = "streamt_in_"
+NO_WATERMARK = "1970-01-01T00:00:00"
+_INTERVAL = re.compile(r"^\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?|h|hours?)$", re.I)
+
+
+def _metric(progress: Any, metric: str, name: str) -> int:
+    row = (getattr(progress, "observedMetrics", None) or {}).get(metric)
+    if row is None:
+        return 0
+    values = row if isinstance(row, dict) else row.asDict()
+    if name not in values and {"values", "schema"} <= values.keys():
+        # Spark Connect clients (4.x) hand back the serialized form: Row(values=[..], schema={..})
+        names = [f["name"] for f in values["schema"]["fields"]]
+        values = dict(zip(names, values["values"], strict=False))
+    return int(values.get(name) or 0)
+
+
+def observed_total(progresses: Sequence[Any], metric: str, name: str) -> int:
+    """Sum of an ``observe()`` metric over all micro-batches."""
+    return sum(_metric(p, metric, name) for p in progresses)
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    input_rows: int
+    rows_written: int
+    batches: int
+    last_watermark: str | None
+    input_rows_per_second: float | None
+    processed_rows_per_second: float | None
+
+
+def input_rows(progresses: Sequence[Any]) -> int:
+    """Rows the inputs delivered: our ``observe()`` counters when present (Spark's own numInputRows
+    counts rows after filters pushed into the file scan), else Spark's number."""
+    total = 0
+    for p in progresses:
+        metrics = getattr(p, "observedMetrics", None) or {}
+        names = [m for m in metrics if m.startswith(IN_PREFIX)]
+        total += sum(_metric(p, m, "rows") for m in names) if names else int(p.numInputRows or 0)
+    return total
+
+
+def summarize(progresses: Sequence[Any], out_metric: str) -> StreamStats:
+    """Totals over the run; rates and watermark from the last batch that saw data."""
+    with_data = [p for p in progresses if (p.numInputRows or 0) > 0]
+    last = with_data[-1] if with_data else None
+    watermark = None
+    for p in reversed(progresses):
+        wm = (p.eventTime or {}).get("watermark")
+        if wm and not wm.startswith(NO_WATERMARK):  # Spark reports epoch 0 before any event time
+            watermark = wm
+            break
+    return StreamStats(
+        input_rows=input_rows(progresses),
+        rows_written=observed_total(progresses, out_metric, "rows"),
+        batches=len(with_data),
+        last_watermark=watermark,
+        input_rows_per_second=float(last.inputRowsPerSecond) if last is not None else None,
+        processed_rows_per_second=float(last.processedRowsPerSecond) if last is not None else None,
+    )
+
+
+def trigger_options(trigger: str | None, model: str) -> dict[str, Any]:
+    """``advanced.spark.trigger`` as keyword arguments of ``DataStreamWriter.trigger``.
+
+    ``available_now`` (default): process what arrived since the last run, then stop. ``once``: the
+    same in one batch. An interval (``"30 seconds"``, ``processing_time: 30 seconds``): keep running,
+    a micro-batch per interval, until the query is stopped.
+    """
+    value = (trigger or "available_now").strip()
+    key = value.lower().replace("-", "_").replace(" ", "_")
+    if key in ("available_now", "availablenow"):
+        return {"availableNow": True}
+    if key == "once":
+        return {"once": True}
+    interval = re.sub(r"^(processing_?time|processingtime)\s*[:=]?\s*", "", value, flags=re.I).strip()
+    if _INTERVAL.match(interval):
+        return {"processingTime": interval}
+    raise ModelRunError(f"model {model}: unknown advanced.spark.trigger {trigger!r}; use available_now (the "
+                        "default), once, or an interval like '30 seconds' (runs until stopped)", model)

@@ -1,0 +1,236 @@
+"""What a model's ``ref()``/``source()`` render to, and registering those temporary views.
+
+Each input becomes a session temporary view: ``orders_raw`` when read in batch, ``orders_raw__stream``
+when read as a stream, so batch and streaming models can share one session. Stored models are read
+from the warehouse registry, so any model can run alone; a view is recreated from its recorded SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..compile.render import RenderError, render_sql
+from ..spec.models import Model
+from ..spec.project import Project
+from .context import RunContext
+from .errors import ModelRunError
+from .progress import IN_PREFIX
+from .quarantine import quarantine_batch, quarantine_stream
+from .sources import can_stream, read_source, valid_rows
+
+Mode = Literal["batch", "stream"]
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@dataclass(frozen=True)
+class Input:
+    kind: str  # "source" | "model"
+    name: str
+    mode: Mode  # how this input is read (a stream model reads a table input in batch)
+    view: str  # temporary view name the SQL reads
+    watermark: tuple[str, str] | None = None  # (event-time column, delay) for stream inputs
+    own_watermark: bool = True  # False: borrowed from the consuming model's event_time
+
+
+@dataclass(frozen=True)
+class Rendered:
+    model: str
+    sql: str
+    inputs: tuple[Input, ...]
+
+
+@dataclass(frozen=True)
+class InputStats:
+    rows: int | None = None  # rows read from storage (None: unknown, e.g. streams)
+    quarantined: int = 0
+
+    def __add__(self, other: InputStats) -> InputStats:
+        rows = None if self.rows is None and other.rows is None else (self.rows or 0) + (other.rows or 0)
+        return InputStats(rows, self.quarantined + other.quarantined)
+
+
+def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mode) -> Input | str:
+    """The Input for one ``ref``/``source`` call, or a problem message."""
+    project = ctx.project
+    event_time = None
+    if kind == "source":
+        source = project.sources.get(name)
+        if source is None:
+            return f"model {consumer.name} reads unknown source {name!r}"
+        streams = mode == "stream" and can_stream(source)
+        event_time = source.event_time
+    else:
+        up = project.models.get(name)
+        if up is None:
+            return f"model {consumer.name} reads unknown model {name!r}"
+        if up.materialized == "sink":
+            return (f"model {consumer.name} reads {name}, a sink: sinks write to external systems and cannot be "
+                    f"read; ref the sink's input model instead")
+        appends = up.materialized == "stream" and (up.advanced.spark.output_mode or "append") == "append"
+        streams = mode == "stream" and (appends or up.materialized == "view")
+        event_time = up.event_time
+    if not streams:
+        return Input(kind, name, "batch", name)
+    delay = event_time.watermark_delay if event_time else None
+    if event_time and delay:
+        return Input(kind, name, "stream", f"{name}__stream", (event_time.column, delay))
+    own = consumer.event_time
+    if own and own.watermark_delay:
+        return Input(kind, name, "stream", f"{name}__stream__wm_{consumer.name}",
+                     (own.column, own.watermark_delay), own_watermark=False)
+    return Input(kind, name, "stream", f"{name}__stream")
+
+
+def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None) -> Rendered:
+    """Render the model's SQL so each input reads the view this run registers for it."""
+    inputs: dict[tuple[str, str], Input] = {}
+    problems: list[str] = []
+
+    def relation(kind: str, name: str) -> str:
+        if kind == "model" and name == model.name:
+            return quote(name)  # `this`
+        planned = _plan_input(ctx, model, kind, name, mode)
+        if isinstance(planned, str):
+            problems.append(planned)
+            return quote(name)
+        inputs.setdefault((kind, name), planned)
+        return quote(planned.view)
+
+    sql = template if template is not None else model.sql
+    if not sql:
+        raise ModelRunError(f"model {model.name} has no `sql:`", model.name)
+    try:
+        result = render_sql(model.name, sql, variables=ctx.project.vars, resolver=ctx.resolver, relation=relation)
+    except RenderError as exc:
+        raise ModelRunError(f"model {model.name}: {exc} (line {exc.lineno} of its SQL)", model.name) from None
+    if result.missing_vars:
+        raise ModelRunError(f"model {model.name}: environment variable(s) {', '.join(sorted(set(result.missing_vars)))}"
+                            " not set; export them or add them to the project's .env", model.name)
+    if result.unknown_vars:
+        raise ModelRunError(f"model {model.name}: unknown project variable(s) "
+                            f"{', '.join(sorted(set(result.unknown_vars)))}; define them under `vars:`", model.name)
+    if problems:
+        raise ModelRunError(problems[0], model.name)
+    return Rendered(model.name, result.sql, tuple(inputs.values()))
+
+
+def register(ctx: RunContext, rendered: Rendered) -> InputStats:
+    """Register every input view of ``rendered``; return what reading them costs/diverted."""
+    total = InputStats()
+    for inp in rendered.inputs:
+        total = total + ensure(ctx, inp)
+    return total
+
+
+def ensure(ctx: RunContext, inp: Input) -> InputStats:
+    """Register ``inp`` as a temporary view in ctx.spark (once per session and run)."""
+    return ctx.per_session.get(inp.view, lambda: _register(ctx, inp))
+
+
+def _register(ctx: RunContext, inp: Input) -> InputStats:
+    if inp.kind == "source":
+        return _register_source(ctx, inp)
+    if inp.mode == "batch":
+        return _register_model_batch(ctx, inp)
+    return _register_model_stream(ctx, inp)
+
+
+def _watermarked(df: DataFrame, inp: Input) -> DataFrame:
+    if inp.watermark is None:
+        return df
+    column, delay = inp.watermark
+    if column not in df.columns:
+        if not inp.own_watermark:
+            return df  # the consumer's event_time column belongs to another input
+        raise ModelRunError(f"{inp.kind} {inp.name}: event_time column {column!r} is not one of its columns "
+                            f"({', '.join(df.columns)}); fix `event_time.column`")
+    return df.withWatermark(column, delay)
+
+
+def _counted_stream(df: DataFrame, inp: Input) -> DataFrame:
+    """Count the rows a stream input delivers per micro-batch (see progress.input_rows)."""
+    return df.observe(f"{IN_PREFIX}{inp.view}", F.count(F.lit(1)).alias("rows"))
+
+
+def _register_source(ctx: RunContext, inp: Input) -> InputStats:
+    source = ctx.project.sources[inp.name]
+    streaming = inp.mode == "stream"
+    read = read_source(ctx.spark, ctx.project, source, streaming=streaming)
+    if streaming:
+        def quarantine() -> int:
+            if not read.permissive:
+                return 0
+            return quarantine_stream(ctx.spark, ctx.paths, ctx.warehouse, read, ctx.run_id)
+
+        bad = ctx.per_run.get(("quarantine-stream", source.name), quarantine)
+        _watermarked(_counted_stream(valid_rows(read), inp), inp).createOrReplaceTempView(inp.view)
+        return InputStats(None, bad)
+
+    def count() -> InputStats:
+        if read.permissive:
+            rows, bad = quarantine_batch(ctx.spark, ctx.warehouse, read, ctx.run_id)
+            return InputStats(rows - bad, bad)
+        return InputStats(read.df.count())
+
+    stats = ctx.per_run.get(("source-batch", source.name), count)
+    valid_rows(read).createOrReplaceTempView(inp.view)
+    return stats
+
+
+def not_materialized(name: str) -> ModelRunError:
+    return ModelRunError(f"input model {name} has not been materialized yet (nothing in the warehouse); "
+                         f"run it first, e.g. `streamt run {name}`", name)
+
+
+def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
+    entry = ctx.warehouse.read_entry(inp.name)
+    if entry is None:
+        raise not_materialized(inp.name)
+    if entry.layout == "view":
+        stats = InputStats()
+        for kind, name in entry.inputs:
+            stats = stats + ensure(ctx, Input(kind, name, "batch", name))
+        ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(inp.view)} AS {entry.sql}")
+        return stats
+    location = ctx.warehouse.table_location(inp.name)
+    if location is None:
+        raise not_materialized(inp.name)
+    reader = ctx.spark.read.format(entry.format).options(**entry.options)
+    schema = entry.schema()
+    if schema is not None:
+        reader = reader.schema(schema)
+    df = reader.load(str(location))
+    df.createOrReplaceTempView(inp.view)
+    return ctx.per_run.get(("model-rows", inp.name, str(location)), lambda: InputStats(df.count()))
+
+
+def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
+    up = ctx.project.models[inp.name]
+    if up.materialized == "view":
+        rendered = render(ctx, up, "stream")
+        stats = register(ctx, rendered)
+        _watermarked(ctx.spark.sql(rendered.sql), inp).createOrReplaceTempView(inp.view)
+        return stats
+    entry = ctx.warehouse.read_entry(inp.name)
+    if entry is None or entry.schema() is None:
+        raise not_materialized(inp.name)
+    data = ctx.warehouse.data_dir(inp.name)
+    data.mkdir(parents=True, exist_ok=True)
+    df = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.schema())
+          .load(str(data)))
+    _watermarked(_counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
+    return InputStats()
+
+
+def register_model_view(spark: SparkSession, project: Project, name: str) -> str:
+    """Make a stored model (table, stream output or view) readable in ``spark`` as the temporary view
+    ``name`` (returned), e.g. for checks: ``spark.table(register_model_view(spark, project, "x"))``."""
+    ensure(RunContext.create(spark, project), Input("model", name, "batch", name))
+    return name

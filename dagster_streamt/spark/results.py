@@ -1,0 +1,46 @@
+"""What one model run did, as plain data: the Dagster layer turns it into materialization metadata,
+the CLI prints it. Nothing here touches Spark."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["success", "failed", "skipped"]
+
+
+@dataclass
+class ModelResult:
+    model: str
+    materialized: str  # table | view | stream | sink
+    status: Status
+    rows_written: int | None = None  # rows this run wrote (None: a view stores nothing)
+    input_rows: int | None = None  # rows read from storage (sources, warehouse tables)
+    batches: int | None = None  # micro-batches that processed data (streams, streaming sinks)
+    duration_s: float = 0.0
+    schema: list[tuple[str, str]] = field(default_factory=list)  # output (column, Spark SQL type)
+    location: str | None = None  # absolute path (or external target) of the output
+    last_watermark: str | None = None
+    input_rows_per_second: float | None = None
+    processed_rows_per_second: float | None = None
+    quarantined_rows: int = 0  # malformed input records diverted to <source>__quarantine
+    error: str | None = None  # why it failed or was skipped
+    sql: str | None = None  # the Spark SQL that ran (rendered against this run's views)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["schema"] = [list(c) for c in self.schema]
+        return d
+
+
+def failed(model: str, materialized: str, error: str, duration_s: float = 0.0) -> ModelResult:
+    return ModelResult(model=model, materialized=materialized, status="failed", error=error,
+                       duration_s=duration_s)
+
+
+def skipped(model: str, materialized: str, reason: str) -> ModelResult:
+    return ModelResult(model=model, materialized=materialized, status="skipped", error=reason)

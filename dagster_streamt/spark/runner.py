@@ -1,0 +1,127 @@
+"""Run selected models in one session: levels in order, a level's models concurrently, each result
+yielded as soon as it is known. A failed model's downstream models are skipped; the rest go on."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from pyspark.sql import SparkSession
+
+from ..spec.models import Model
+from ..spec.project import Project
+from .context import RunContext
+from .errors import describe_exception
+from .results import ModelResult, failed, skipped
+from .sink import materialize_sink
+from .state import check_project_root
+from .stream import materialize_stream
+from .table import materialize_table
+from .view import materialize_view
+
+log = logging.getLogger(__name__)
+
+Materializer = Callable[[RunContext, Model, bool], ModelResult]
+MATERIALIZERS: dict[str, Materializer] = {
+    "table": materialize_table,
+    "view": materialize_view,
+    "stream": materialize_stream,
+    "sink": materialize_sink,
+}
+MAX_PARALLEL = 8
+
+
+def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
+               upstream: Mapping[str, set[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
+               ) -> Iterator[ModelResult]:
+    """Run ``models`` (topological order); yield one :class:`ModelResult` per model as it finishes.
+
+    ``levels`` groups models that may run at the same time; ``upstream[m]`` are the models ``m`` reads
+    (names outside ``models`` are read from the warehouse). ``full_refresh`` models start over.
+    Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
+    """
+    ctx = RunContext.create(spark, project)
+    check_project_root(ctx.paths, frozenset(full_refresh))
+    return _run(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh))
+
+
+def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list[str]]:
+    """``levels`` restricted to the selection; any selected model missing from them runs last."""
+    selected = set(models)
+    out = [[m for m in level if m in selected] for level in levels]
+    placed = {m for level in out for m in level}
+    rest = [m for m in models if m not in placed]
+    return [level for level in out if level] + ([rest] if rest else [])
+
+
+def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, set[str]],
+         full_refresh: frozenset[str]) -> Iterator[ModelResult]:
+    selected = set(models)
+    blocked: dict[str, str] = {}  # model -> why its downstream models are skipped
+    width = max((len(level) for level in levels), default=1)
+    with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, width)), thread_name_prefix="streamt") as pool:
+        for level in levels:
+            running: dict[Future[ModelResult], str] = {}
+            for name in level:
+                cause = _skip_cause(ctx.project, name, upstream.get(name, set()) & selected, blocked)
+                if cause:
+                    blocked[name] = cause
+                    yield skipped(name, _materialized(ctx.project, name), f"skipped: {cause}")
+                    continue
+                running[pool.submit(run_one, ctx, name, name in full_refresh)] = name
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    name = running.pop(future)
+                    result = future.result()
+                    if not result.ok:
+                        blocked[name] = f"upstream model {name} failed"
+                    yield result
+
+
+def _materialized(project: Project, name: str) -> str:
+    model = project.models.get(name)
+    return model.materialized or "table" if model else "unknown"
+
+
+def _skip_cause(project: Project, name: str, ups: set[str], blocked: Mapping[str, str]) -> str | None:
+    """Why ``name`` cannot run: disabled, or the root cause that blocked one of its upstream models."""
+    model = project.models.get(name)
+    if model is not None and not model.enabled:
+        return f"model {name} is disabled (enabled: false)"
+    for up in sorted(ups):
+        if up in blocked:
+            return blocked[up]
+    return None
+
+
+def run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelResult:
+    """Run one model; any error becomes a failed result with one clear line (never raises)."""
+    start = time.monotonic()
+    model = ctx.project.models.get(name)
+    if model is None:
+        return failed(name, "unknown", f"model {name} is not defined in the project")
+    kind = model.materialized or "table"
+    materialize = MATERIALIZERS.get(kind)
+    if materialize is None:
+        return failed(name, kind, f"model {name}: unknown materialization {kind!r}")
+    pooled = not ctx.connect
+    try:
+        if pooled:  # FAIR scheduling: concurrent models share the cores instead of queueing
+            ctx.spark.sparkContext.setLocalProperty("spark.scheduler.pool", name)
+            ctx.spark.sparkContext.setJobDescription(f"streamt {kind} {name}")
+        result = materialize(ctx.for_model(model), model, full_refresh)
+    except Exception as exc:
+        message = describe_exception(exc)
+        if not message.startswith(f"model {name}") and f" {name}" not in message.split(":")[0]:
+            message = f"model {name}: {message}"
+        log.debug("model %s failed", name, exc_info=True)
+        return failed(name, kind, message, time.monotonic() - start)
+    finally:
+        if pooled:
+            ctx.spark.sparkContext.setLocalProperty("spark.scheduler.pool", None)  # type: ignore[arg-type]
+            ctx.spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
+    result.duration_s = time.monotonic() - start
+    return result

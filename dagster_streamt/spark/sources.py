@@ -1,0 +1,164 @@
+"""Read a declared source, batch or as a stream, by its format.
+
+json and csv are read PERMISSIVE with a ``_corrupt_record`` column and the file each row came from,
+so malformed records can be quarantined instead of silently dropped (see :mod:`.quarantine`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..spec.models import FILE_FORMATS, Source
+from ..spec.project import Project
+from .errors import ModelRunError, missing_format, missing_format_hint
+
+CORRUPT = "_corrupt_record"
+LOCATOR = "_source_locator"  # file path (or topic/partition/offset) of each row, for quarantine
+PERMISSIVE = ("json", "csv")
+STREAMABLE = (*FILE_FORMATS, "table", "rate", "kafka", "delta")
+BATCH_ONLY = ("jdbc",)
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """A source as read: ``df`` still carries the corrupt-record and locator columns when
+    ``permissive`` is set; :func:`valid_rows` removes them."""
+
+    source: Source
+    df: DataFrame
+    permissive: bool
+    data_columns: tuple[str, ...]
+
+
+def can_stream(source: Source) -> bool:
+    return source.resolved_format in STREAMABLE
+
+
+def _ddl(source: Source, *, streaming: bool) -> str | None:
+    """The declared columns as a Spark DDL schema; streams must declare every column's type."""
+    fmt = source.resolved_format
+    if fmt == "text":
+        return None  # text has a fixed schema: one `value` string column
+    if not source.columns:
+        if streaming and fmt in FILE_FORMATS:
+            raise ModelRunError(
+                f"source {source.name}: a {fmt} folder read as a stream needs `columns:` with a name and a "
+                "Spark SQL type each, because streams cannot infer a schema; e.g. "
+                "`columns: [{name: order_id, type: bigint}, {name: ts, type: timestamp}]`")
+        return None
+    untyped = [c.name for c in source.columns if not c.type]
+    if untyped and streaming and fmt in FILE_FORMATS:
+        raise ModelRunError(f"source {source.name}: columns {', '.join(untyped)} have no `type:`; a stream "
+                            "reads with the declared schema, so give each column a Spark SQL type")
+    return ", ".join(f"`{c.name}` {c.type or 'string'}" for c in source.columns)
+
+
+def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
+    assert source.path is not None
+    path = project.resolve_path(source.path)
+    if not path.exists():
+        raise ModelRunError(f"source {source.name}: path {path} does not exist (source paths are relative "
+                            f"to the project folder {project.root})")
+    if streaming and path.is_file():
+        raise ModelRunError(f"source {source.name}: a stream reads a folder (each new file is new data), but "
+                            f"{path} is a file; point `path:` at its folder")
+    return str(path)
+
+
+def _kafka_options(project: Project, source: Source) -> dict[str, str]:
+    opts: dict[str, str] = {}
+    kafka = project.runtime.kafka
+    if kafka is not None:
+        opts["kafka.bootstrap.servers"] = kafka.bootstrap_servers
+        if kafka.security_protocol:
+            opts["kafka.security.protocol"] = kafka.security_protocol
+        if kafka.sasl_mechanism:
+            opts["kafka.sasl.mechanism"] = kafka.sasl_mechanism
+        opts.update({k if k.startswith("kafka.") else f"kafka.{k}": v for k, v in kafka.options.items()})
+    if source.topic:
+        opts["subscribe"] = source.topic
+    return opts
+
+
+def read_source(spark: SparkSession, project: Project, source: Source, *, streaming: bool) -> SourceRead:
+    """Read ``source``; raise :class:`ModelRunError` naming the source and the fix on bad config."""
+    fmt = source.resolved_format
+    if streaming and fmt in BATCH_ONLY:
+        raise ModelRunError(f"source {source.name}: {fmt} sources cannot be streamed; read it from a table model "
+                            "(a stream model joins it as a static table)")
+    if not streaming and fmt == "rate":
+        raise ModelRunError(f"source {source.name}: a rate source only exists as a stream; read it from a "
+                            "`materialized: stream` model")
+    ddl = _ddl(source, streaming=streaming)
+    reader = spark.readStream if streaming else spark.read
+    options = dict(source.options)
+    permissive = fmt in PERMISSIVE and options.get("mode", "PERMISSIVE").upper() == "PERMISSIVE"
+    if fmt == "csv":
+        options.setdefault("header", "true")
+    if permissive:
+        options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
+        if ddl:
+            ddl += f", `{CORRUPT}` string"
+    try:
+        if fmt == "kafka":
+            df = reader.format("kafka").options(**{**_kafka_options(project, source), **options}).load()
+            return _parse_kafka(source, df, ddl)
+        if fmt == "table":
+            assert source.table is not None
+            df = reader.options(**options).table(source.table)
+        else:
+            r = reader.format(fmt).options(**options)
+            if ddl and fmt != "rate":
+                r = r.schema(ddl)
+            df = r.load() if fmt in ("rate", "jdbc") else r.load(_file_path(project, source, streaming=streaming))
+    except ModelRunError:
+        raise
+    except Exception as exc:
+        if missing_format(exc):
+            raise ModelRunError(f"source {source.name}: {missing_format_hint(fmt)}") from exc
+        if "UNABLE_TO_INFER_SCHEMA" in str(exc):
+            raise ModelRunError(f"source {source.name}: Spark cannot infer a schema from {source.path} (is the "
+                                "folder empty?); declare `columns:` with a name and type each") from exc
+        raise
+    data_cols = tuple(c for c in df.columns if c != CORRUPT)
+    if permissive and CORRUPT in df.columns:
+        df = df.withColumn(LOCATOR, F.col("_metadata.file_path"))
+        return SourceRead(source, df, True, data_cols)
+    return SourceRead(source, df, False, data_cols)
+
+
+def _parse_kafka(source: Source, df: DataFrame, ddl: str | None) -> SourceRead:
+    """Kafka rows are bytes; with declared columns the value is parsed as JSON (bad JSON quarantined)."""
+    if not ddl:
+        return SourceRead(source, df, False, tuple(df.columns))
+    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    ddl_with_corrupt = ddl if CORRUPT in ddl else f"{ddl}, `{CORRUPT}` string"
+    parsed = df.select(
+        F.from_json(F.col("value").cast("string"), ddl_with_corrupt, opts).alias("v"),
+        F.concat_ws("/", "topic", F.col("partition").cast("string"), F.col("offset").cast("string")).alias(LOCATOR),
+    ).select("v.*", LOCATOR)
+    return SourceRead(source, parsed, True, tuple(c for c in parsed.columns if c not in (CORRUPT, LOCATOR)))
+
+
+def valid_rows(read: SourceRead) -> DataFrame:
+    """Rows that parsed, without the bookkeeping columns.
+
+    The always-true ``hash(all columns) >= min int`` keeps every declared column in the scan: Spark
+    refuses a query needing only ``_corrupt_record`` (``SELECT count(*)``), and a pruned parse would
+    let a row with a bad value in an unused column through while quarantine reports it.
+    """
+    if not read.permissive:
+        return read.df
+    condition = F.col(CORRUPT).isNull()
+    if read.data_columns:
+        condition &= F.hash(*[F.col(f"`{c}`") for c in read.data_columns]) >= F.lit(-(2**31))
+    return read.df.where(condition).drop(CORRUPT, LOCATOR)
+
+
+def is_corrupt() -> SparkColumn:
+    return F.col(CORRUPT).isNotNull()
+

@@ -1,0 +1,119 @@
+"""``materialized: stream``: Structured Streaming into ``<warehouse>/<model>/data``.
+
+``trigger(availableNow=True)`` by default: each run processes exactly the data that arrived since the
+last one and stops, so schedules and sensors drive streams like batch jobs. The file sink's
+``_spark_metadata`` log plus the checkpoint make the output exactly-once across reruns and crashes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..spec.models import Model
+from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
+from .context import RunContext
+from .errors import ModelRunError
+from .locks import FileLock
+from .output import OUT_METRIC, format_options, schema_pairs
+from .progress import summarize, trigger_options
+from .relations import Rendered, register, render
+from .reset import reset_model
+from .results import ModelResult
+from .warehouse import RegistryEntry, Warehouse
+
+
+def checkpoint_lock(ctx: RunContext, name: str, what: str = "stream model") -> FileLock:
+    return FileLock(ctx.paths.checkpoint_lock(name), model=name, busy_message=(
+        f"{what} {name} is already running in another run or process, and two writers on one checkpoint "
+        "would corrupt it; wait for that run to finish (or stop it) and run again"))
+
+
+@dataclass(frozen=True)
+class _CompleteBatch:
+    """foreachBatch for ``output_mode: complete``: every batch is the whole result, stored as a new
+    table version (atomic swap), so replays are harmless."""
+
+    warehouse: str
+    model: str
+    fmt: str
+    options: dict[str, str] = field(default_factory=dict)
+    partition_by: tuple[str, ...] = ()
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        def write(path: str) -> None:
+            writer = batch.write.format(self.fmt).options(**self.options)
+            if self.partition_by:
+                writer = writer.partitionBy(*self.partition_by)
+            writer.save(path)
+
+        Warehouse(Path(self.warehouse)).write_version(self.model, write)
+
+
+def _fingerprint(df: DataFrame, rendered: Rendered, mode: str, fmt: str) -> dict[str, Any]:
+    return {
+        "schema": [list(p) for p in schema_pairs(df.schema)],
+        "inputs": sorted(f"{i.kind}:{i.name}" for i in rendered.inputs if i.mode == "stream"),
+        "output_mode": mode,
+        "format": fmt,
+    }
+
+
+def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
+    start = time.monotonic()
+    name = model.name
+    adv = model.advanced.spark
+    mode = adv.output_mode or "append"
+    if mode == "update":
+        raise ModelRunError(f"stream model {name}: output_mode update needs a sink that can upsert rows, and "
+                            "the warehouse stores files; use append (with a watermark for aggregations) or "
+                            "complete (rewrites the whole result each run)", name)
+    trigger = trigger_options(adv.trigger, name)
+    checkpoint = ctx.paths.checkpoint(name)
+    with checkpoint_lock(ctx, name):
+        if full_refresh:
+            reset_model(ctx.paths, name)
+        rendered = render(ctx, model, "stream")
+        stats = register(ctx, rendered)
+        df = ctx.spark.sql(rendered.sql)
+        if not df.isStreaming:
+            raise ModelRunError(f"stream model {name} reads no streaming input (only tables, views or batch-only "
+                                "sources); make it `materialized: table`", name)
+        fingerprint = _fingerprint(df, rendered, mode, adv.format)
+        check_fingerprint(checkpoint, name, fingerprint)
+        options = format_options(adv.format)
+        writer = (df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")).writeStream
+                  .queryName(f"{name}__{ctx.run_id}").outputMode(mode)
+                  .option("checkpointLocation", str(checkpoint)).trigger(**trigger))
+        if mode == "append":
+            data = ctx.warehouse.data_dir(name)
+            data.mkdir(parents=True, exist_ok=True)
+            writer = writer.format(adv.format).options(**options).option("path", str(data))
+            if adv.partition_by:
+                writer = writer.partitionBy(*adv.partition_by)
+            layout, location = "stream", data
+        else:
+            writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, adv.format, options,
+                                                        tuple(adv.partition_by)))
+            layout, location = "versioned", ctx.warehouse.model_dir(name)
+        try:
+            query = writer.start()
+            query.awaitTermination()
+        except Exception as exc:
+            raise explain_failure(name, exc) from exc
+        save_fingerprint(checkpoint, fingerprint)
+        ctx.warehouse.write_entry(RegistryEntry(name=name, kind="stream", layout=layout, format=adv.format,
+                                                schema_json=df.schema.json(), options=options))
+        if layout == "versioned":
+            location = ctx.warehouse.table_location(name) or location
+    s = summarize(query.recentProgress, OUT_METRIC)
+    return ModelResult(
+        model=name, materialized="stream", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
+        batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
+        location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
+        processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=stats.quarantined, sql=rendered.sql)

@@ -1,0 +1,147 @@
+"""The project's own table layout and registry (no Hive metastore, so many processes can share it).
+
+Layout under ``runtime.spark.warehouse``::
+
+    <model>/v=<utc-time>-<id>/   a batch table version (Parquet by default)
+    <model>/_CURRENT             names the readable version; swapped atomically with os.replace
+    <model>/data/                a stream model's file-sink output (``_spark_metadata`` = exactly-once)
+    <source>__quarantine/data/   malformed records of a source, appended
+    _registry/<model>.json       kind, layout, format, schema; a view's SQL and inputs
+
+One registry file per model keeps concurrent writers of different models from touching one file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pyspark.sql.types import StructType
+
+from ..spec.project import Project
+from .locks import FileLock
+from .paths import ProjectPaths
+
+POINTER = "_CURRENT"
+VERSION_PREFIX = "v="
+REGISTRY = "_registry"
+
+
+@dataclass
+class RegistryEntry:
+    name: str
+    kind: str  # table | view | stream | sink
+    layout: str  # versioned | stream | view | external
+    format: str = "parquet"
+    schema_json: str | None = None
+    sql: str | None = None  # a view's SQL, rendered against batch view names
+    inputs: list[list[str]] = field(default_factory=list)  # a view's inputs: [kind, name]
+    options: dict[str, str] = field(default_factory=dict)  # read options (csv header ...)
+    location: str | None = None  # external target of a sink
+    updated_at: str = ""
+
+    def schema(self) -> StructType | None:
+        return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write a small file so that readers see the old or the new content, never a partial one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Warehouse:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def for_project(cls, project: Project) -> Warehouse:
+        return cls(ProjectPaths.from_project(project).warehouse)
+
+    # -- layout ------------------------------------------------------------------------------
+    def model_dir(self, name: str) -> Path:
+        return self.root / name
+
+    def data_dir(self, name: str) -> Path:
+        """Where a stream model's file sink writes."""
+        return self.model_dir(name) / "data"
+
+    def quarantine_dir(self, source: str) -> Path:
+        return self.root / f"{source}__quarantine" / "data"
+
+    def current_version(self, name: str) -> Path | None:
+        pointer = self.model_dir(name) / POINTER
+        try:
+            version = pointer.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+        path = self.model_dir(name) / version
+        return path if version and path.is_dir() else None
+
+    def table_location(self, name: str) -> Path | None:
+        """The folder a reader should read now: the current table version or the stream output."""
+        version = self.current_version(name)
+        if version is not None:
+            return version
+        data = self.data_dir(name)
+        return data if data.is_dir() else None
+
+    # -- batch tables --------------------------------------------------------------------------
+    def write_version(self, name: str, write: Callable[[str], None]) -> Path:
+        """Write a new version with ``write(path)``, swap ``_CURRENT`` to it, delete older versions.
+
+        Readers never see a half-written table; a lock keeps two writers from deleting each other's
+        version in progress.
+        """
+        model_dir = self.model_dir(name)
+        model_dir.mkdir(parents=True, exist_ok=True)
+        with FileLock(model_dir / ".lock", wait=True, model=name):
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            version = f"{VERSION_PREFIX}{stamp}-{uuid.uuid4().hex[:8]}"
+            target = model_dir / version
+            try:
+                write(str(target))
+            except BaseException:
+                shutil.rmtree(target, ignore_errors=True)
+                raise
+            _atomic_write(model_dir / POINTER, version + "\n")
+            for old in model_dir.glob(f"{VERSION_PREFIX}*"):
+                if old.name != version:
+                    shutil.rmtree(old, ignore_errors=True)
+        return target
+
+    # -- registry ------------------------------------------------------------------------------
+    def _entry_path(self, name: str) -> Path:
+        return self.root / REGISTRY / f"{name}.json"
+
+    def read_entry(self, name: str) -> RegistryEntry | None:
+        try:
+            data = json.loads(self._entry_path(name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return RegistryEntry(**data)
+
+    def write_entry(self, entry: RegistryEntry) -> None:
+        entry.updated_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        _atomic_write(self._entry_path(entry.name), json.dumps(asdict(entry), indent=2, sort_keys=True))
+
+    def remove(self, name: str) -> None:
+        """Forget a model: its registry entry and every stored version or stream output."""
+        self._entry_path(name).unlink(missing_ok=True)
+        shutil.rmtree(self.model_dir(name), ignore_errors=True)

@@ -1,0 +1,53 @@
+"""Plan and run helpers for the Spark tests (the real planner lives in dagster_streamt.graph)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from dagster_streamt.compile.render import render_sql
+from dagster_streamt.spark import ModelResult, run_models
+from dagster_streamt.spec.envvars import EnvResolver
+from dagster_streamt.spec.project import Project
+
+
+def upstream_of(project: Project) -> dict[str, set[str]]:
+    ups: dict[str, set[str]] = {}
+    for name, model in project.models.items():
+        refs = set(render_sql(name, model.sql, variables=project.vars, resolver=EnvResolver({})).refs) \
+            if model.sql else set()
+        if model.from_:
+            refs.add(model.from_)
+        ups[name] = {r for r in refs if r in project.models and r != name}
+    return ups
+
+
+def plan(project: Project, names: Iterable[str] | None = None) -> tuple[list[str], list[list[str]],
+                                                                       dict[str, set[str]]]:
+    """(models in topological order, levels, upstream) for ``names`` (default: every model)."""
+    ups = upstream_of(project)
+    wanted = set(names) if names is not None else set(project.models)
+    levels: list[list[str]] = []
+    done: set[str] = set()
+    while len(done) < len(wanted):
+        level = sorted(n for n in wanted - done if not (ups[n] & wanted) - done)
+        assert level, "cycle"
+        levels.append(level)
+        done |= set(level)
+    return [m for level in levels for m in level], levels, ups
+
+
+def run(spark: Any, project: Project, names: Iterable[str] | None = None,
+        full_refresh: Iterable[str] = ()) -> dict[str, ModelResult]:
+    models, levels, ups = plan(project, names)
+    return {r.model: r for r in run_models(spark, project, models, levels, ups, set(full_refresh))}
+
+
+def rows(spark: Any, path: str | Path, fmt: str = "parquet", **options: str) -> list[dict[str, Any]]:
+    return [r.asDict() for r in spark.read.format(fmt).options(**options).load(str(path)).collect()]
+
+
+def jsonl(records: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)

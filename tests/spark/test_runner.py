@@ -1,0 +1,44 @@
+"""The runner: a failed model skips exactly its downstream models; everything else still runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dagster_streamt.spark import run_models
+
+from .helpers import jsonl, plan
+
+pytestmark = pytest.mark.spark
+
+
+def test_failure_skips_exactly_its_downstream(spark: Any, tmp_project: Any) -> None:
+    def table(name: str, sql: str) -> dict[str, str]:
+        return {"name": name, "materialized": "table", "sql": sql}
+
+    project = tmp_project({
+        "sources": [{"name": "events", "format": "json", "path": "events.json",
+                     "columns": [{"name": "id", "type": "bigint"}, {"name": "kind", "type": "string"}]}],
+        "models": [
+            table("base", 'SELECT id, kind FROM {{ source("events") }}'),
+            table("broken", 'SELECT no_such_column FROM {{ source("events") }}'),
+            table("after_broken", 'SELECT * FROM {{ ref("broken") }}'),
+            table("after_after", 'SELECT * FROM {{ ref("after_broken") }}'),
+            table("mixed", 'SELECT b.id FROM {{ ref("base") }} b JOIN {{ ref("broken") }} x ON true'),
+            table("kinds", 'SELECT kind, count(*) AS n FROM {{ ref("base") }} GROUP BY kind'),
+            {"name": "ids", "materialized": "view", "sql": 'SELECT id FROM {{ ref("base") }}'},
+        ],
+    }, {"events.json": jsonl([{"id": 1, "kind": "a"}, {"id": 2, "kind": "b"}, {"id": 3, "kind": "a"}])})
+    models, levels, ups = plan(project)
+    order = [r for r in run_models(spark, project, models, levels, ups)]
+    results = {r.model: r for r in order}
+    assert len(order) == len(models)
+    assert {n: r.status for n, r in results.items()} == {
+        "base": "success", "broken": "failed", "after_broken": "skipped", "after_after": "skipped",
+        "mixed": "skipped", "kinds": "success", "ids": "success"}
+    assert results["broken"].error.startswith("model broken: [UNRESOLVED_COLUMN")
+    assert "\n" not in results["broken"].error and "at org.apache" not in results["broken"].error
+    assert results["after_after"].error == "skipped: upstream model broken failed"
+    assert results["kinds"].rows_written == 2 and results["kinds"].input_rows == 3
+    assert order.index(results["kinds"]) > order.index(results["base"])

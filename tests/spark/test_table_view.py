@@ -1,0 +1,85 @@
+"""Batch models: tables replace atomically, views store nothing and are recreated when read later."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dagster_streamt.spark import Warehouse, register_model_view
+
+from .helpers import jsonl, rows, run
+
+pytestmark = pytest.mark.spark
+
+ORDERS = [
+    {"order_id": 1, "customer": "ann", "amount": 10.0, "ts": "2024-01-01T00:00:00Z"},
+    {"order_id": 2, "customer": "bob", "amount": -5.0, "ts": "2024-01-01T00:01:00Z"},
+    {"order_id": 3, "customer": "ann", "amount": 7.5, "ts": "2024-01-01T00:02:00Z"},
+]
+COLUMNS = [{"name": "order_id", "type": "bigint"}, {"name": "customer", "type": "string"},
+           {"name": "amount", "type": "double"}, {"name": "ts", "type": "timestamp"}]
+
+
+def shop(tmp_project: Any, **extra: Any) -> Any:
+    config = {
+        "sources": [{"name": "orders_raw", "format": "json", "path": "data/orders", "columns": COLUMNS}],
+        "models": [
+            {"name": "orders_clean", "materialized": "table", "advanced": {"spark": {"partition_by": ["customer"]}},
+             "sql": 'SELECT order_id, customer, amount FROM {{ source("orders_raw") }} WHERE amount > 0'},
+            {"name": "big_orders", "materialized": "view",
+             "sql": 'SELECT order_id, amount FROM {{ ref("orders_clean") }} WHERE amount > 8'},
+            {"name": "big_order_count", "materialized": "table",
+             "sql": 'SELECT count(*) AS n, sum(amount) AS total FROM {{ ref("big_orders") }}'},
+        ],
+        **extra,
+    }
+    return tmp_project(config, {"data/orders/part1.json": jsonl(ORDERS)})
+
+
+def test_table_is_replaced_atomically(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    wh = Warehouse.for_project(project)
+    first = run(spark, project, ["orders_clean"])["orders_clean"]
+    assert first.ok, first.error
+    assert first.rows_written == 2 and first.input_rows == 3
+    assert ("order_id", "bigint") in first.schema
+    v1 = wh.table_location("orders_clean")
+    assert v1 is not None and v1.name.startswith("v=") and v1.is_relative_to(project.root)
+    got = sorted((r["order_id"], r["customer"]) for r in rows(spark, v1))
+    assert got == [(1, "ann"), (3, "ann")]
+    assert (v1 / "customer=ann").is_dir()  # partition_by
+
+    second = run(spark, project, ["orders_clean"])["orders_clean"]
+    v2 = wh.table_location("orders_clean")
+    assert second.ok and v2 is not None and v2 != v1
+    assert not v1.exists(), "the replaced version is deleted"
+    assert [p.name for p in v2.parent.glob("v=*")] == [v2.name]
+    assert sorted(r["order_id"] for r in rows(spark, v2)) == [1, 3]
+    assert (v2.parent / "_CURRENT").read_text().strip() == v2.name
+
+
+def test_view_feeds_downstream_in_the_same_run_and_later(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    results = run(spark, project)
+    assert [r.status for r in results.values()] == ["success"] * 3, [r.error for r in results.values()]
+    view = results["big_orders"]
+    assert view.rows_written is None and view.location is None
+    assert Warehouse.for_project(project).read_entry("big_orders").sql  # recorded for later runs
+    count = rows(spark, Warehouse.for_project(project).table_location("big_order_count"))
+    assert count == [{"n": 1, "total": 10.0}]
+
+    # A later run (another process would have no temp views at all) recreates the view from the registry.
+    spark.catalog.dropTempView("big_orders")
+    spark.catalog.dropTempView("orders_clean")
+    again = run(spark, project, ["big_order_count"])["big_order_count"]
+    assert again.ok, again.error
+    assert spark.table(f"`{register_model_view(spark, project, 'big_orders')}`").collect()[0]["order_id"] == 1
+
+
+def test_selected_model_reads_unmaterialized_input_clearly(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    result = run(spark, project, ["big_order_count"])["big_order_count"]
+    assert result.status == "failed"
+    assert "big_orders has not been materialized yet" in result.error
+    assert "streamt run big_orders" in result.error
