@@ -38,18 +38,26 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
     from ..dagster.assets import FULL_REFRESH_TAG
     from ..dagster.definitions import build_definitions
     from ..dagster.instance import instance_dir, project_instance
-    from ..dagster.progress import ModelEvent, subscribe
+    from ..dagster.progress import CheckEvent, ModelEvent, subscribe
 
     defs = build_definitions(loaded.project.root, env, loaded=loaded)
     job = defs.resolve_implicit_global_asset_job_def()
     keys = [dg.AssetKey([n]) for n in names]
     events: list[ModelEvent] = []
+    checks: list[CheckEvent] = []
     icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
              "skipped": click.style("-", fg="yellow")}
 
-    def show(e: ModelEvent) -> None:
+    def show(e: ModelEvent | CheckEvent) -> None:
+        if isinstance(e, CheckEvent):
+            checks.append(e)
+            mark = icons["success"] if e.passed else icons["failed" if e.severity == "error" else "skipped"]
+            verdict = "passed" if e.passed else f"FAILED ({e.severity}): {e.failing_rows:,} failing rows"
+            click.echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
+            return
         events.append(e)
-        detail = f"{e.rows:,} rows  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
+        rows = "view (no storage)" if e.rows is None else f"{e.rows:,} rows"
+        detail = f"{rows}  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
         click.echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
     click.echo(f"Running {len(names)} model(s) on Spark through Dagster "
@@ -68,6 +76,10 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
         unsubscribe()
     elapsed = time.perf_counter() - started
     _summary(names, events, elapsed, result.run_id)
+    if checks:
+        bad = [c for c in checks if not c.passed]
+        click.echo(f"tests: {len(checks) - len(bad)} passed, {len(bad)} failed"
+                   + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
     if not result.success:
         sys.exit(EXIT_INVALID)
 
@@ -79,7 +91,7 @@ def _summary(names: list[str], events: list, elapsed: float, run_id: str) -> Non
     for n in names:
         e = by_model.get(n)
         status = e.status if e else "not run"
-        rows = f"{e.rows:,}" if e and e.status == "success" else "-"
+        rows = (f"{e.rows:,}" if e.rows is not None else "view") if e and e.status == "success" else "-"
         secs = f"{e.seconds:.1f}" if e else "-"
         click.echo(f"{n:<32} {status:<8} {rows:>12} {secs:>8}")
     ok = sum(1 for e in events if e.status == "success")

@@ -12,8 +12,10 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from ..api import LoadedProject
-from .progress import ModelEvent, emit
+from .checks import check_result, check_spec, tests_by_target
+from .progress import CheckEvent, ModelEvent, emit
 from .resources import SparkResource
+from .translator import StreamtTranslator
 
 FULL_REFRESH_TAG = "streamt/full_refresh"
 
@@ -46,36 +48,69 @@ def result_metadata(result: Any) -> dict[str, Any]:
     return md
 
 
-def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec]) -> dg.AssetsDefinition:
+def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
+                       translator: StreamtTranslator) -> dg.AssetsDefinition:
     graph = loaded.graph
     name_of = {spec.key: name for name, spec in specs.items()}
+    model_tests = {name: tests for (kind, name), tests in tests_by_target(loaded).items()
+                   if kind == "model" and name in specs}
+    check_specs = [check_spec(loaded, translator, test) for tests in model_tests.values() for test in tests]
 
-    @dg.multi_asset(name=f"{loaded.project.name}_models", specs=list(specs.values()), can_subset=True)
-    def models(context: AssetExecutionContext, spark: SparkResource) -> Iterator[dg.MaterializeResult]:
+    @dg.multi_asset(name=f"{loaded.project.name}_models", specs=list(specs.values()), check_specs=check_specs,
+                    can_subset=True)
+    def models(context: AssetExecutionContext, spark: SparkResource) -> Iterator[Any]:
+        from ..checks.execute import execute_test
         from ..spark.runner import run_models
 
+        selected_checks = {k.name for k in context.selected_asset_check_keys}
         selected = sorted(name_of[k] for k in context.selected_asset_keys if k in name_of)
-        ids = [f"model.{n}" for n in selected]
-        order = [i.split(".", 1)[1] for i in graph.topological_order(ids)]
-        levels = [[i.split(".", 1)[1] for i in lv] for lv in graph.execution_levels(ids)]
-        upstream = {n: {u.split(".", 1)[1] for u in graph.upstream_of(f"model.{n}") if u.startswith("model.")}
-                    for n in selected}
-        refresh = {m for m in (context.run.tags.get(FULL_REFRESH_TAG) or "").split(",") if m}
-        failed: list[str] = []
+
+        def checks_of(model: str) -> list[Any]:
+            return [t for t in model_tests.get(model, []) if t.name in selected_checks]
+
+        def run_checks(session: Any, model: str, result: Any = None) -> Iterator[dg.AssetCheckResult]:
+            for test in checks_of(model):
+                outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id, progress=result)
+                check = check_result(loaded, translator, test, outcome)
+                emit(CheckEvent(test.name, model, outcome.passed, outcome.severity,
+                                sum(a.failing_rows for a in outcome.assertions), outcome.duration_seconds,
+                                outcome.error or "; ".join(a.message or a.label for a in outcome.failed)))
+                if not outcome.passed:
+                    level = "error" if outcome.severity == "error" else "warning"
+                    getattr(context.log, level)(f"streamt: test {test.name} on {model} failed "
+                                                f"({sum(a.failing_rows for a in outcome.assertions)} failing rows)")
+                    if outcome.severity == "error":
+                        blocked.setdefault(model, f"blocking test {test.name} on {model} failed")
+                yield check
+
+        blocked: dict[str, str] = {}
         with spark.session(loaded.project) as session:
-            for result in run_models(session, loaded.project, order, levels, upstream, full_refresh=refresh):
+            if not selected:  # check-only execution: test what is stored now
+                for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):
+                    yield from run_checks(session, model)
+                return
+            ids = [f"model.{n}" for n in selected]
+            order = [i.split(".", 1)[1] for i in graph.topological_order(ids)]
+            levels = [[i.split(".", 1)[1] for i in lv] for lv in graph.execution_levels(ids)]
+            upstream = {n: {u.split(".", 1)[1] for u in graph.upstream_of(f"model.{n}") if u.startswith("model.")}
+                        for n in selected}
+            refresh = {m for m in (context.run.tags.get(FULL_REFRESH_TAG) or "").split(",") if m}
+            failed: list[str] = []
+            for result in run_models(session, loaded.project, order, levels, upstream, full_refresh=refresh,
+                                     blocked=blocked):
                 name = result.model
+                emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
+                                str(result.error or "")))
                 if result.status == "success":
                     context.log.info(f"streamt: {name} materialized: {result.rows_written} rows in "
                                      f"{result.duration_s:.1f} s")
                     yield dg.MaterializeResult(asset_key=specs[name].key, metadata=result_metadata(result))
+                    yield from run_checks(session, name, result)  # before any downstream model starts
                 elif result.status == "skipped":
                     context.log.warning(f"streamt: {name} skipped: {result.error}")
                 else:
                     failed.append(name)
                     context.log.error(f"streamt: {name} failed: {result.error}")
-                emit(ModelEvent(name, result.status, int(result.rows_written or 0), float(result.duration_s or 0.0),
-                                str(result.error or "")))
         if failed:
             raise dg.Failure(description=f"{len(failed)} model(s) failed: {', '.join(failed)}",
                              metadata={"failed_models": ", ".join(failed)})

@@ -10,6 +10,7 @@ from ..api import LoadedProject, load
 from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
 from .assets import build_models_asset
+from .checks import build_source_checks
 from .resources import SparkResource
 from .specs import exposure_specs, model_specs, source_specs
 from .translator import StreamtTranslator
@@ -30,8 +31,10 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
     specs = model_specs(loaded, t, lineage)
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     if specs:
-        assets.append(build_models_asset(loaded, specs))
+        assets.append(build_models_asset(loaded, specs, t))
     assets += source_specs(loaded, t)
     assets += exposure_specs(loaded, t)
     resource = spark or SparkResource(project_dir=str(loaded.project.root), env=loaded.project.env)
-    return dg.Definitions(assets=assets, resources={"spark": resource})
+    source_checks = build_source_checks(loaded, t)
+    return dg.Definitions(assets=assets, asset_checks=[source_checks] if source_checks else [],
+                          resources={"spark": resource})

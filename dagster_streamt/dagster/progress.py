@@ -11,19 +11,31 @@ from dataclasses import dataclass
 class ModelEvent:
     model: str
     status: str  # success | failed | skipped
-    rows: int
+    rows: int | None  # None: nothing stored (a view)
     seconds: float
     message: str = ""
 
 
-_listeners: list[Callable[[ModelEvent], None]] = []
+@dataclass(frozen=True)
+class CheckEvent:
+    test: str
+    target: str
+    passed: bool
+    severity: str  # error | warn
+    failing_rows: int
+    seconds: float
+    message: str = ""
 
 
-def subscribe(fn: Callable[[ModelEvent], None]) -> Callable[[], None]:
+Event = ModelEvent | CheckEvent
+_listeners: list[Callable[[Event], None]] = []
+
+
+def subscribe(fn: Callable[[Event], None]) -> Callable[[], None]:
     _listeners.append(fn)
     return lambda: _listeners.remove(fn)
 
 
-def emit(event: ModelEvent) -> None:
+def emit(event: Event) -> None:
     for fn in list(_listeners):
         fn(event)

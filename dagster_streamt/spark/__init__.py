@@ -10,7 +10,7 @@ from .errors import ModelRunError, SparkSetupError, describe_exception
 from .java import check_java
 from .paths import ProjectPaths
 from .quarantine import quarantine_name, read_quarantine
-from .relations import register_model_view
+from .relations import register_model_view, register_source_view
 from .reset import full_refresh
 from .results import ModelResult
 from .runner import run_models, run_one
@@ -37,6 +37,7 @@ __all__ = [
     "quarantine_name",
     "read_quarantine",
     "register_model_view",
+    "register_source_view",
     "run_models",
     "run_one",
     "stop_connect_server",

@@ -229,6 +229,13 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
     return InputStats()
 
 
+def register_source_view(spark: SparkSession, project: Project, name: str) -> str:
+    """A source read in batch (valid rows; malformed ones go to quarantine) as the temporary view
+    ``name`` (returned), e.g. for tests on sources."""
+    ensure(RunContext.create(spark, project), Input("source", name, "batch", name))
+    return name
+
+
 def register_model_view(spark: SparkSession, project: Project, name: str) -> str:
     """Make a stored model (table, stream output or view) readable in ``spark`` as the temporary view
     ``name`` (returned), e.g. for checks: ``spark.table(register_model_view(spark, project, "x"))``."""

@@ -35,16 +35,19 @@ MAX_PARALLEL = 8
 
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
                upstream: Mapping[str, set[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
-               ) -> Iterator[ModelResult]:
+               blocked: dict[str, str] | None = None) -> Iterator[ModelResult]:
     """Run ``models`` (topological order); yield one :class:`ModelResult` per model as it finishes.
 
     ``levels`` groups models that may run at the same time; ``upstream[m]`` are the models ``m`` reads
     (names outside ``models`` are read from the warehouse). ``full_refresh`` models start over.
+    ``blocked`` lets the caller stop a finished model's downstream (a failed blocking check): entries
+    added while a result is being consumed apply to every later level.
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
     """
     ctx = RunContext.create(spark, project)
     check_project_root(ctx.paths, frozenset(full_refresh))
-    return _run(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh))
+    return _run(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
+                blocked if blocked is not None else {})
 
 
 def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -57,9 +60,8 @@ def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list
 
 
 def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, set[str]],
-         full_refresh: frozenset[str]) -> Iterator[ModelResult]:
-    selected = set(models)
-    blocked: dict[str, str] = {}  # model -> why its downstream models are skipped
+         full_refresh: frozenset[str], blocked: dict[str, str]) -> Iterator[ModelResult]:
+    selected = set(models)  # `blocked`: model -> why its downstream models are skipped
     width = max((len(level) for level in levels), default=1)
     with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, width)), thread_name_prefix="streamt") as pool:
         for level in levels:

@@ -1,0 +1,103 @@
+"""Project tests as Dagster asset checks: one check per test (named after it, on its model or
+source), because users name and own tests, and a test's assertions read best together; each
+assertion is a row of the check's metadata. ``severity: error`` checks block downstream models.
+
+No `from __future__ import annotations`: Dagster reads the runtime type hints of check functions.
+"""
+
+import json
+from typing import Any
+
+import dagster as dg
+from dagster import AssetCheckExecutionContext
+
+from ..api import LoadedProject
+from ..checks.assertions import parse_assertions
+from ..checks.results import TestResult, severity_of, target_of
+from ..checks.sql import describe
+from ..spec.models import Test
+from .resources import SparkResource
+from .translator import StreamtTranslator
+
+
+def target_key(loaded: LoadedProject, t: StreamtTranslator, test: Test) -> dg.AssetKey:
+    kind, name = target_of(test)
+    if kind == "model":
+        return t.get_model_key(loaded.project.models[name])
+    return t.get_source_key(loaded.project.sources[name])
+
+
+def describe_test(test: Test) -> str:
+    parsed, _ = parse_assertions(test)
+    lines = [test.description.strip()] if test.description else []
+    lines.append(f"{test.type} test, severity {severity_of(test)}:")
+    lines += [f"- {describe(a)}" for a in parsed]
+    return "\n".join(lines)
+
+
+def tests_by_target(loaded: LoadedProject) -> dict[tuple[str, str], list[Test]]:
+    out: dict[tuple[str, str], list[Test]] = {}
+    for name in sorted(loaded.project.tests):
+        test = loaded.project.tests[name]
+        if test.enabled:
+            out.setdefault(target_of(test), []).append(test)
+    return out
+
+
+def check_spec(loaded: LoadedProject, t: StreamtTranslator, test: Test) -> dg.AssetCheckSpec:
+    severity = severity_of(test, loaded.project.defaults.tests.severity)
+    return dg.AssetCheckSpec(name=test.name, asset=target_key(loaded, t, test), description=describe_test(test),
+                             blocking=severity == "error", metadata={"test_type": test.type})
+
+
+def check_result(loaded: LoadedProject, t: StreamtTranslator, test: Test, result: TestResult) -> dg.AssetCheckResult:
+    failing = sum(a.failing_rows for a in result.assertions)
+    md: dict[str, Any] = {
+        "failing_rows": failing,
+        "total_rows": result.total_rows,
+        "duration_s": round(result.duration_seconds, 3),
+        "assertions": dg.MetadataValue.md(_assertions_table(result)),
+    }
+    if result.sql:
+        md["sql"] = dg.MetadataValue.md(f"```sql\n{result.sql}\n```")
+    samples = [{"assertion": a.label, **row} for a in result.failed for row in a.sample]
+    if samples:
+        md["failing_rows_sample"] = dg.MetadataValue.json(json.loads(json.dumps(samples[:20], default=str)))
+    if result.error:
+        md["error"] = result.error
+    return dg.AssetCheckResult(
+        asset_key=target_key(loaded, t, test), check_name=test.name, passed=result.passed,
+        severity=dg.AssetCheckSeverity.ERROR if result.severity == "error" else dg.AssetCheckSeverity.WARN,
+        metadata=md, description=result.error or None,
+    )
+
+
+def _assertions_table(result: TestResult) -> str:
+    rows = ["| assertion | result | failing rows | detail |", "|---|---|---|---|"]
+    for a in result.assertions:
+        detail = (a.error or a.message or a.description).replace("|", "\\|").replace("\n", " ")
+        rows.append(f"| {a.label} | {'pass' if a.passed else 'FAIL'} | {a.failing_rows} | {detail[:200]} |")
+    if result.error:
+        rows.append(f"| (test) | FAIL | - | {result.error.replace('|', '/')[:200]} |")
+    return "\n".join(rows)
+
+
+def build_source_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.AssetChecksDefinition | None:
+    """Tests on sources: a batch read of the source (malformed rows are quarantined, not tested)."""
+    tests = [test for (kind, _), ts in tests_by_target(loaded).items() if kind == "source" for test in ts]
+    if not tests:
+        return None
+    specs = [check_spec(loaded, t, test) for test in tests]
+    by_name = {test.name: test for test in tests}
+
+    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.name}_source_tests", can_subset=True)
+    def source_tests(context: AssetCheckExecutionContext, spark: SparkResource):  # type: ignore[no-untyped-def]
+        from ..checks.execute import execute_test
+
+        with spark.session(loaded.project) as session:
+            for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
+                test = by_name[key.name]
+                yield check_result(loaded, t, test, execute_test(session, loaded.project, test,
+                                                                   run_id=context.run.run_id))
+
+    return source_tests
