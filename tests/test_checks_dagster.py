@@ -1,0 +1,129 @@
+"""Tests as Dagster asset checks on real Spark: results and counts, blocking vs warn, check-only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from dagster_streamt.dagster import build_definitions
+from dagster_streamt.dagster.resources import SparkResource
+
+from .helpers import write_project
+
+pytestmark = pytest.mark.spark
+
+FILES = {
+    "sources/s.yml": """\
+        sources:
+          - name: events
+            format: json
+            path: data
+            columns: [{name: id, type: bigint}, {name: kind, type: string}, {name: v, type: double}]
+        """,
+    "models/m.yml": """\
+        models:
+          - name: clean
+            sql: SELECT id, kind, v FROM {{ source("events") }}
+          - name: downstream_of_clean
+            sql: SELECT kind, sum(v) AS total FROM {{ ref("clean") }} GROUP BY kind
+          - name: other
+            sql: SELECT id FROM {{ source("events") }} WHERE v > 1
+          - name: after_other
+            sql: SELECT count(*) AS n FROM {{ ref("other") }}
+        """,
+}
+DATA = "\n".join([
+    '{"id": 1, "kind": "a", "v": 1.0}', '{"id": 2, "kind": "b", "v": 2.0}', '{"id": 2, "kind": "b", "v": 2.0}',
+    '{"id": null, "kind": "zzz", "v": 3.0}', '{"id": 4, "kind": "a", "v": -1.0}',
+]) + "\n"
+
+
+def project(tmp_path: Path, tests: str) -> Path:
+    root = write_project(tmp_path / "p", {**FILES, "tests/t.yml": tests})
+    (root / "data").mkdir()
+    (root / "data" / "e.json").write_text(DATA)
+    return root
+
+
+def run(root: Path, selection: dg.AssetSelection | None = None) -> dg.ExecuteInProcessResult:
+    defs = build_definitions(root, spark=SparkResource(project_dir=str(root), keep_alive=True))
+    job = dg.define_asset_job("j", selection=selection or dg.AssetSelection.all())
+    defs = dg.Definitions(assets=defs.assets, asset_checks=defs.asset_checks, resources=defs.resources, jobs=[job])
+    return defs.resolve_job_def("j").execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+
+
+def checks(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
+    return {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
+            for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+
+
+def mats(result: dg.ExecuteInProcessResult) -> list[str]:
+    return sorted(e.asset_key.to_user_string() for e in result.get_asset_materialization_events())
+
+
+def test_blocking_failure_stops_downstream_and_warn_does_not(spark: Any, tmp_path: Path) -> None:
+    root = project(tmp_path, """\
+        tests:
+          - name: clean_is_valid
+            model: clean
+            severity: error
+            assertions:
+              - not_null: {columns: [id]}
+              - accepted_values: {column: kind, values: [a, b]}
+              - unique: {columns: [id]}
+          - name: other_has_rows
+            model: other
+            severity: warn
+            assertions:
+              - row_count: {min: 100}
+        """)
+    result = run(root)
+    assert mats(result) == ["after_other", "clean", "other"]  # downstream_of_clean was blocked
+    got = checks(result)
+    clean = got["clean_is_valid"]
+    assert not clean.passed and clean.severity == dg.AssetCheckSeverity.ERROR
+    md = {k: v.value for k, v in clean.metadata.items()}
+    assert md["total_rows"] == 5
+    assert md["failing_rows"] == 1 + 1 + 1  # a null id, kind 'zzz', one extra duplicate of id 2
+    assert "| not_null | FAIL | 1 |" in md["assertions"]
+    assert any(row.get("kind") == "zzz" for row in md["failing_rows_sample"])
+    assert "SELECT" in md["sql"]
+    warn = got["other_has_rows"]
+    assert not warn.passed and warn.severity == dg.AssetCheckSeverity.WARN
+    # the run fails and says why: the blocking check (the other models still ran)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "clean_is_valid" in failure.event_specific_data.error.message
+
+
+def test_check_only_execution_and_source_checks(spark: Any, tmp_path: Path) -> None:
+    root = project(tmp_path, """\
+        tests:
+          - name: clean_ids
+            model: clean
+            assertions: [{not_null: {columns: [id]}}]
+          - name: events_unique
+            source: events
+            severity: warn
+            assertions: [{unique: {columns: [id]}}, {row_count: {min: 5, max: 5}}]
+        """)
+    first = run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"])))
+    assert mats(first) == ["clean"]
+    only = run(root, dg.AssetSelection.checks_for_assets(dg.AssetKey(["clean"])))
+    assert mats(only) == []  # nothing rematerialized: the check read the stored table
+    result = checks(only)["clean_ids"]
+    assert not result.passed and result.metadata["failing_rows"].value == 1
+    src = checks(run(root, dg.AssetSelection.checks_for_assets(dg.AssetKey(["sources", "events"]))))
+    ev = src["events_unique"]
+    assert not ev.passed and ev.metadata["failing_rows"].value == 1 and ev.metadata["total_rows"].value == 5
+
+
+def test_check_on_a_model_never_materialized_fails_clearly(spark: Any, tmp_path: Path) -> None:
+    root = project(tmp_path, "tests:\n  - name: t\n    model: after_other\n"
+                             "    assertions: [{row_count: {min: 1}}]\n")
+    got = checks(run(root, dg.AssetSelection.checks_for_assets(dg.AssetKey(["after_other"]))))
+    assert not got["t"].passed
+    assert "after_other" in got["t"].metadata["error"].value
