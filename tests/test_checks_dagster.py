@@ -127,3 +127,34 @@ def test_check_on_a_model_never_materialized_fails_clearly(spark: Any, tmp_path:
     got = checks(run(root, dg.AssetSelection.checks_for_assets(dg.AssetKey(["after_other"]))))
     assert not got["t"].passed
     assert "after_other" in got["t"].metadata["error"].value
+
+
+def test_streamt_test_cli(spark: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = project(tmp_path, """\
+        tests:
+          - name: clean_ids
+            model: clean
+            assertions: [{not_null: {columns: [id]}}]
+          - name: events_unique
+            source: events
+            severity: warn
+            assertions: [{unique: {columns: [id]}}]
+        """)
+    run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"])))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "test", "-p", str(root), *args],
+                              capture_output=True, text=True, timeout=300)
+
+    r = cli()
+    assert r.returncode == 1, r.stdout + r.stderr  # an error-severity test failed
+    lines = {ln.split()[0]: ln.split() for ln in r.stdout.splitlines() if ln and not ln.startswith(" ")}
+    assert lines["clean_ids"][1:4] == ["model.clean", "FAIL", "1"]
+    assert lines["events_unique"][1:4] == ["source.events", "warn", "1"]
+    assert "tests: 0 passed, 2 failed" in r.stdout
+    only_warn = cli("--select", "source:events")
+    assert only_warn.returncode == 0 and "events_unique" in only_warn.stdout and "clean_ids" not in only_warn.stdout
+    assert cli("--type", "continuous").stdout.strip() == "No tests selected."
