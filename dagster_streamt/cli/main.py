@@ -30,4 +30,7 @@ cli.add_command(test)
 
 
 def main() -> None:
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     cli(prog_name="streamt")

@@ -71,7 +71,7 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
         with project_instance(loaded.project.root) as instance:
             result = job.execute_in_process(
                 instance=instance, asset_selection=keys, tags=tags, raise_on_error=False,
-                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
     finally:
         unsubscribe()
     elapsed = time.perf_counter() - started
@@ -81,7 +81,21 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
         click.echo(f"tests: {len(checks) - len(bad)} passed, {len(bad)} failed"
                    + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
     if not result.success:
+        for reason in _failure_reasons(result):
+            click.echo(click.style(f"error: {reason}", fg="red"), err=True)
         sys.exit(EXIT_INVALID)
+
+
+def _failure_reasons(result: object) -> list[str]:
+    """Why the Dagster run failed, one line each (model errors were already printed above)."""
+    out: list[str] = []
+    for event in getattr(result, "all_events", []):
+        if event.event_type_value in ("STEP_FAILURE", "RUN_FAILURE"):
+            error = getattr(event.event_specific_data, "error", None)
+            text = (error.message if error else event.message or "").strip().splitlines()
+            if text and text[0] not in out:
+                out.append(text[0])
+    return out
 
 
 def _summary(names: list[str], events: list, elapsed: float, run_id: str) -> None:

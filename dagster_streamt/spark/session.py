@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -76,6 +77,8 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         "spark.sql.warehouse.dir": str(paths.warehouse / "_catalog"),
         "spark.sql.streaming.numRecentProgressUpdates": "1000",
     }
+    log_conf = Path(__file__).with_name("log4j2.properties")
+    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_conf}"
     if _LOCAL.match(settings.master):
         # Spark's default of 200 shuffle partitions makes tiny local jobs slow.
         conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * _local_cores(settings.master)))
