@@ -1,9 +1,11 @@
 """Dagster definitions load for big projects, against Dagster's own floor, in one run.
 
 Ours: ``build_definitions(project)`` with a warm cache (project cache + column-lineage cache), which
-builds every AssetSpec (with column schema, column lineage, code version), the models multi-asset,
-sources and exposures, then ``Definitions.validate_loadable``. Floor: the very same AssetSpecs,
-already built, put in one multi-asset + Definitions + ``validate_loadable`` (no project parsing).
+builds every AssetSpec (with column schema, column lineage, code version), the models multi-asset
+with its asset checks, sources and exposures, then ``Definitions.validate_loadable``.
+Floor: Dagster's own cost for the same definitions with no project parsing at all: the same
+AssetSpecs and check specs constructed from plain Python data held in memory (keys, deps, text,
+metadata as lists), put in one multi-asset + Definitions + ``validate_loadable``.
 
     python benchmarks/bench_definitions_load.py [--sizes 1000,10000] [--workdir DIR]
 Target: ours / floor <= 1.5 (warm cache).
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -27,12 +30,57 @@ from dagster_streamt.api import load
 from dagster_streamt.dagster import build_definitions
 
 
-def floor_definitions(specs: list[dg.AssetSpec], others: list[dg.AssetSpec]) -> dg.Definitions:
-    @dg.multi_asset(name="floor_models", specs=specs, can_subset=True)
+def _plain_metadata(md: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in md.items():
+        if isinstance(v, dg.TableSchema):
+            out[k] = ("schema", [(c.name, c.type) for c in v.columns])
+        elif isinstance(v, dg.TableColumnLineage):
+            out[k] = ("lineage", {col: [(d.asset_key.path, d.column_name) for d in deps]
+                                  for col, deps in v.deps_by_column.items()})
+        else:
+            out[k] = ("raw", v)
+    return out
+
+
+def _rebuild_metadata(plain: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, (kind, v) in plain.items():
+        if kind == "schema":
+            out[k] = dg.TableSchema(columns=[dg.TableColumn(name=n, type=t) for n, t in v])
+        elif kind == "lineage":
+            out[k] = dg.TableColumnLineage(deps_by_column={
+                col: [dg.TableColumnDep(asset_key=dg.AssetKey(p), column_name=c) for p, c in deps]
+                for col, deps in v.items()})
+        else:
+            out[k] = v
+    return out
+
+
+def plain_specs(specs: list[dg.AssetSpec]) -> list[dict[str, Any]]:
+    return [{"key": s.key.path, "deps": [d.asset_key.path for d in s.deps], "description": s.description,
+             "group_name": s.group_name, "owners": list(s.owners), "tags": dict(s.tags), "kinds": set(s.kinds),
+             "code_version": s.code_version, "metadata": _plain_metadata(dict(s.metadata)),
+             "skippable": s.skippable} for s in specs]
+
+
+def rebuild_spec(p: dict[str, Any]) -> dg.AssetSpec:
+    return dg.AssetSpec(key=dg.AssetKey(p["key"]), deps=[dg.AssetKey(d) for d in p["deps"]],
+                        description=p["description"], group_name=p["group_name"], owners=p["owners"],
+                        tags=p["tags"], kinds=p["kinds"], code_version=p["code_version"],
+                        metadata=_rebuild_metadata(p["metadata"]), skippable=p["skippable"])
+
+
+def floor_definitions(models: list[dict[str, Any]], others: list[dict[str, Any]],
+                      checks: list[tuple[str, list[str], str | None]]) -> dg.Definitions:
+    specs = [rebuild_spec(p) for p in models]
+    check_specs = [dg.AssetCheckSpec(name=n, asset=dg.AssetKey(k), description=d) for n, k, d in checks]
+
+    @dg.multi_asset(name="floor_models", specs=specs, check_specs=check_specs, can_subset=True)
     def _models(context):  # type: ignore[no-untyped-def]
         yield from ()
 
-    defs = dg.Definitions(assets=[_models, *others])
+    defs = dg.Definitions(assets=[_models, *(rebuild_spec(p) for p in others)])
     dg.Definitions.validate_loadable(defs)
     return defs
 
@@ -74,8 +122,10 @@ def main() -> int:
         specs = list(models_def.specs)
         others = [a for a in defs.assets if isinstance(a, dg.AssetSpec)]  # type: ignore[union-attr]
         assert len(specs) + len(others) == len(list(graph.get_all_asset_keys()))
+        checks = [(c.name, c.asset_key.path, c.description) for c in models_def.check_specs]
+        plain_models, plain_others = plain_specs(specs), plain_specs(others)
         warm = timed(lambda r=root: ours(r), args.runs)
-        floor = timed(lambda s=specs, o=others: floor_definitions(s, o), args.runs)
+        floor = timed(lambda m=plain_models, o=plain_others, c=checks: floor_definitions(m, o, c), args.runs)
         ratio = warm / floor
         ok &= ratio <= 1.5
         print(f"{n:>7,}  {cold:>17.2f}s  {warm:>9.2f}s  {floor:>13.2f}s  {ratio:>5.2f}x  "

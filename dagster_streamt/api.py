@@ -192,6 +192,8 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
                            f"{model!r} or stop selecting the column")
         loaded.diagnostics = diags.items
     if key:
+        for linemap in {id(loc.linemap): loc.linemap for loc in project.locations.values()}.values():
+            linemap.compact()
         _write_cache(root, key, loaded)
     return loaded
 

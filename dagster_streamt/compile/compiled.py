@@ -24,6 +24,7 @@ class CompiledModel:
     from_: str | None = None  # sink input model
     output_columns: tuple[str, ...] | None = None  # from the SELECT list when knowable statically
     sql_hash: str = ""
+    config_hash: str = ""  # the model's YAML settings (not description/owner/tags): code version input
     parse_fallback: bool = False  # sqlglot could not parse; Spark will analyze at run time
     partition_vars: bool = False  # SQL uses {{ partition_start }} / {{ partition_end }}
 

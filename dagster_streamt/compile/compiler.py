@@ -114,6 +114,11 @@ class _Compiler:
         return replace(cm, output_columns=columns, parse_fallback=rewritten)
 
 
+def config_hash(model: Model) -> str:
+    config = model.model_dump(mode="json", by_alias=True, exclude={"description", "owner", "tags", "meta"})
+    return _hash(json.dumps(config, sort_keys=True, default=str))
+
+
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -151,6 +156,7 @@ def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | Non
         parse_cache.clear()
         parse_cache.update(summaries)
     models = {n: (compiler.apply_parse(cm, summaries[cm.sql_hash]) if cm.sql else cm) for n, cm in models.items()}
+    models = {n: replace(cm, config_hash=config_hash(project.models[n])) for n, cm in models.items()}
     project.secrets |= compiler.resolver.secrets
     project.env_used.update(compiler.resolver.used)
     digest = hashlib.sha256()

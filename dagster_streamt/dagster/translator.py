@@ -7,7 +7,6 @@ like dagster-dbt's translator.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
@@ -76,9 +75,8 @@ class StreamtTranslator:
         return text.strip()
 
     def get_code_version(self, model: Model, compiled: CompiledModel) -> str:
-        config = model.model_dump(mode="json", by_alias=True, exclude={"description", "owner", "tags", "meta"})
-        payload = json.dumps({"sql": compiled.sql_hash, "config": config}, sort_keys=True, default=str)
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+        """Compiled SQL + settings: the UI flags a model whose code changed since it last ran."""
+        return hashlib.sha256(f"{compiled.sql_hash}:{compiled.config_hash}".encode()).hexdigest()[:16]
 
     def get_model_metadata(self, model: Model, compiled: CompiledModel,
                            columns: list[tuple[str, str | None]]) -> dict[str, Any]:

@@ -7,8 +7,8 @@ a model masks it (``security.policies: [{mask: {column: ...}}]``).
 
 from __future__ import annotations
 
-import json
 import os
+import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from ..compile.compiled import relation_name
 from ..graph.graph import split_id
 from .columns import ProjectColumnLineage, analyze_columns, lineage_cache_key
 
-CACHE_FILE = "target/.streamt-columns.json"
+CACHE_FILE = "target/.streamt-columns.pickle"
 SENSITIVE = frozenset({"sensitive", "highly_sensitive", "pii"})
 
 
@@ -43,22 +43,26 @@ def column_lineage(loaded: LoadedProject, *, use_cache: bool = True) -> ProjectC
     path = loaded.project.root / CACHE_FILE
     if use_cache:
         try:
-            doc = json.loads(path.read_text())
-            if doc.get("key") == key:
-                return ProjectColumnLineage.from_dict(doc["lineage"])
-        except (OSError, ValueError, KeyError, TypeError):
+            with path.open("rb") as fh:
+                stored_key = pickle.load(fh)
+                if stored_key == key:
+                    cached: ProjectColumnLineage = pickle.load(fh)
+                    return cached
+        except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
             pass
     result = analyze_columns(models, order, sources, declared)
     if use_cache:
-        _write(path, {"key": key, "lineage": result.to_dict()})
+        _write(path, key, result)
     return result
 
 
-def _write(path: Path, doc: dict[str, object]) -> None:
+def _write(path: Path, key: str, result: ProjectColumnLineage) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")))
+        with tmp.open("wb") as fh:
+            pickle.dump(key, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
         pass

@@ -30,6 +30,13 @@ class LineMap:
     lines: dict[Path, int] = field(default_factory=dict)
     value_lines: dict[Path, int] = field(default_factory=dict)
 
+    def compact(self, depth: int = 4) -> None:
+        """Forget lines deeper than ``depth`` keys. Done before caching a loaded project: every
+        diagnostic has been computed by then, and later lookups (manifest, CLI) need entity and key
+        lines only; deeper paths fall back to their nearest ancestor."""
+        self.lines = {p: n for p, n in self.lines.items() if len(p) <= depth}
+        self.value_lines = {p: n for p, n in self.value_lines.items() if len(p) <= depth}
+
     def line(self, path: Path) -> int:
         """Line of ``path`` or of its nearest located ancestor."""
         p = tuple(path)
