@@ -12,6 +12,7 @@ from ..spec.errors import ProjectError
 from .assets import build_models_asset
 from .checks import build_source_checks
 from .resources import SparkResource
+from .schedules import build_schedules
 from .specs import exposure_specs, model_specs, source_specs
 from .translator import StreamtTranslator
 
@@ -37,4 +38,4 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
     resource = spark or SparkResource(project_dir=str(loaded.project.root), env=loaded.project.env)
     source_checks = build_source_checks(loaded, t)
     return dg.Definitions(assets=assets, asset_checks=[source_checks] if source_checks else [],
-                          resources={"spark": resource})
+                          schedules=build_schedules(loaded, t), resources={"spark": resource})

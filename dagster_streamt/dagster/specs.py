@@ -7,6 +7,7 @@ import dagster as dg
 from ..api import LoadedProject
 from ..lineage.columns import ProjectColumnLineage
 from ..lineage.project_columns import inferred_types
+from .schedules import automation_condition
 from .translator import StreamtTranslator
 
 
@@ -81,6 +82,7 @@ def model_specs(loaded: LoadedProject, t: StreamtTranslator,
             code_version=t.get_code_version(model, cm),
             metadata=metadata,
             skippable=True,
+            automation_condition=automation_condition(model),
         )
     return specs
 

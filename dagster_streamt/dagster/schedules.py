@@ -1,0 +1,38 @@
+"""Project ``schedules:`` as Dagster schedules over asset jobs of the selected models, and per-model
+``automation:`` as declarative automation conditions."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from ..api import LoadedProject
+from ..graph.select import select
+from ..spec.models import Model
+from .translator import StreamtTranslator
+
+
+def build_schedules(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.ScheduleDefinition]:
+    out = []
+    for name, s in loaded.project.schedules.items():
+        models = [i.split(".", 1)[1] for i in select(loaded.graph, s.select)]  # validated at load time
+        keys = [t.get_model_key(loaded.project.models[m]) for m in models]
+        job = dg.define_asset_job(f"{name}_job", selection=dg.AssetSelection.assets(*keys),
+                                  description=f"Models selected by `{s.select}` (schedule {name})")
+        out.append(dg.ScheduleDefinition(
+            name=name, cron_schedule=s.cron, execution_timezone=s.timezone, job=job, description=s.description,
+            default_status=dg.DefaultScheduleStatus.RUNNING if s.enabled else dg.DefaultScheduleStatus.STOPPED,
+        ))
+    return out
+
+
+def automation_condition(model: Model) -> dg.AutomationCondition | None:
+    """``eager``: run when an upstream updates; ``on_cron``: once per cron tick after upstreams update.
+    Dagster evaluates these only while its automation sensor (default_automation_condition_sensor) is on."""
+    a = model.automation
+    if a is None:
+        return None
+    if a.on_cron:
+        return dg.AutomationCondition.on_cron(a.on_cron)
+    if a.eager:
+        return dg.AutomationCondition.eager()
+    return None

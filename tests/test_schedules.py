@@ -1,0 +1,62 @@
+"""Project schedules become Dagster schedules over asset jobs; per-model automation conditions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import dagster as dg
+
+from dagster_streamt.dagster import build_definitions
+
+from .helpers import write_project
+
+FILES = {
+    "stream_project.yml": """\
+        project: {name: sched}
+        schedules:
+          - {name: nightly, cron: "0 2 * * *", select: "+report", timezone: Europe/Paris,
+             description: Refresh the report and what it needs}
+          - {name: paused, cron: "*/15 * * * *", select: "tag:raw", enabled: false}
+        """,
+    "sources/s.yml": "sources:\n  - name: s\n    format: json\n    path: d\n    columns: [{name: a}]\n",
+    "models/m.yml": """\
+        models:
+          - name: staged
+            tags: [raw]
+            sql: SELECT a FROM {{ source("s") }}
+          - name: report
+            automation: {eager: true}
+            sql: SELECT count(*) AS n FROM {{ ref("staged") }}
+          - name: hourly_digest
+            automation: {on_cron: "0 * * * *"}
+            sql: SELECT a FROM {{ ref("staged") }}
+          - name: unrelated
+            sql: SELECT a FROM {{ source("s") }}
+        """,
+}
+
+
+def test_schedules_target_the_selected_models(tmp_path: Path) -> None:
+    defs = build_definitions(write_project(tmp_path, dict(FILES)))
+    nightly = defs.resolve_schedule_def("nightly")
+    assert (nightly.cron_schedule, nightly.execution_timezone) == ("0 2 * * *", "Europe/Paris")
+    assert nightly.default_status == dg.DefaultScheduleStatus.RUNNING
+    job = defs.resolve_job_def(nightly.job_name)
+    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {"report", "staged"}
+    ctx = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 21, 2, 0))
+    requests = nightly.evaluate_tick(ctx).run_requests
+    assert len(requests) == 1 and requests[0].tags["dagster/schedule_name"] == "nightly"
+    paused = defs.resolve_schedule_def("paused")
+    assert paused.default_status == dg.DefaultScheduleStatus.STOPPED
+    assert {k.to_user_string() for k in defs.resolve_job_def(paused.job_name).asset_layer.selected_asset_keys} \
+        == {"staged"}
+
+
+def test_automation_conditions_on_models(tmp_path: Path) -> None:
+    graph = build_definitions(write_project(tmp_path, dict(FILES))).resolve_asset_graph()
+    report = graph.get(dg.AssetKey(["report"])).automation_condition
+    digest = graph.get(dg.AssetKey(["hourly_digest"])).automation_condition
+    assert report == dg.AutomationCondition.eager()
+    assert digest == dg.AutomationCondition.on_cron("0 * * * *")
+    assert graph.get(dg.AssetKey(["unrelated"])).automation_condition is None
