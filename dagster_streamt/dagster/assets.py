@@ -5,6 +5,7 @@ fails at the end when any model failed.
 No `from __future__ import annotations` here: Dagster reads the runtime type hints of ops.
 """
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -99,18 +100,26 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
             for result in run_models(session, loaded.project, order, levels, upstream, full_refresh=refresh,
                                      blocked=blocked):
                 name = result.model
+                ended = time.time()
+                timing = {"streamt/started_at": round(ended - float(result.duration_s or 0.0), 3),
+                          "streamt/ended_at": round(ended, 3)}
                 emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
                                 str(result.error or "")))
                 if result.status == "success":
                     context.log.info(f"streamt: {name} materialized: {result.rows_written} rows in "
                                      f"{result.duration_s:.1f} s")
-                    yield dg.MaterializeResult(asset_key=specs[name].key, metadata=result_metadata(result))
+                    yield dg.MaterializeResult(asset_key=specs[name].key,
+                                               metadata={**result_metadata(result), **timing})
                     yield from run_checks(session, name, result)  # before any downstream model starts
-                elif result.status == "skipped":
+                    continue
+                if result.status == "skipped":
                     context.log.warning(f"streamt: {name} skipped: {result.error}")
                 else:
                     failed.append(name)
                     context.log.error(f"streamt: {name} failed: {result.error}")
+                # recorded in the event log: the UI shows why, and lineage events are rebuilt from it
+                yield dg.AssetObservation(asset_key=specs[name].key, metadata={
+                    "streamt/status": result.status, "error": str(result.error or ""), **timing})
         if failed:
             raise dg.Failure(description=f"{len(failed)} model(s) failed: {', '.join(failed)}",
                              metadata={"failed_models": ", ".join(failed)})

@@ -65,11 +65,19 @@ def check_result(loaded: LoadedProject, t: StreamtTranslator, test: Test, result
         md["failing_rows_sample"] = dg.MetadataValue.json(json.loads(json.dumps(samples[:20], default=str)))
     if result.error:
         md["error"] = result.error
+    md["streamt/result"] = dg.MetadataValue.json(_compact_result(result))  # for OpenLineage assertions
     return dg.AssetCheckResult(
         asset_key=target_key(loaded, t, test), check_name=test.name, passed=result.passed,
         severity=dg.AssetCheckSeverity.ERROR if result.severity == "error" else dg.AssetCheckSeverity.WARN,
         metadata=md, description=result.error or None,
     )
+
+
+def _compact_result(result: TestResult) -> dict[str, Any]:
+    return {"test": result.test, "target": result.target, "severity": result.severity, "passed": result.passed,
+            "duration_seconds": result.duration_seconds,
+            "assertions": [{"index": a.index, "name": a.name, "passed": a.passed, "failing_rows": a.failing_rows,
+                            "description": a.description, "error": a.error} for a in result.assertions]}
 
 
 def _assertions_table(result: TestResult) -> str:

@@ -11,6 +11,7 @@ from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
 from .assets import build_models_asset
 from .checks import build_source_checks
+from .lineage_sensor import build_lineage_sensor
 from .resources import SparkResource
 from .schedules import build_schedules
 from .specs import exposure_specs, model_specs, source_specs
@@ -38,4 +39,5 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
     resource = spark or SparkResource(project_dir=str(loaded.project.root), env=loaded.project.env)
     source_checks = build_source_checks(loaded, t)
     return dg.Definitions(assets=assets, asset_checks=[source_checks] if source_checks else [],
-                          schedules=build_schedules(loaded, t), resources={"spark": resource})
+                          schedules=build_schedules(loaded, t), sensors=[build_lineage_sensor(loaded)],
+                          resources={"spark": resource})

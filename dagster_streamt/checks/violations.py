@@ -1,0 +1,565 @@
+"""Continuous tests over exactly the rows a stream model committed, with a violations table.
+
+The model's file sink commits each micro-batch in ``_spark_metadata``; a file-source stream over that
+folder sees every committed row exactly once. So each continuous test runs as a *side query* (its own
+checkpoint, ``availableNow``, ``foreachBatch``) instead of inside the model's query: a slow or broken
+test never holds back or fails the model, and a test added later simply starts from the first row.
+Each micro-batch's violations are written before its checkpoint commits, and the check reads back the
+rows of its run, so a violation is kept even when the check fails, and nothing goes unchecked: when a
+test cannot be evaluated its query fails and the same rows are checked again by the next run.
+
+Layout (Parquet; ``run_id`` and ``test`` are Hive-style partitions, the rest is in the files)::
+
+    <warehouse>/<model>__violations/
+      data/run_id=<run>/test=<test>/batch-<n>-<stream>/   row and per-batch violations of micro-batch n
+      data/run_id=<run>/test=<test>/progress/              run-level violations (throughput)
+      _staging/                                           writes in progress, renamed into data/
+    <checkpoints>/<model>__violations/<test>/             the side query's checkpoint, plus
+      _streamt_stream.json                                its generation id (new after a reset)
+      _streamt_batches/<n>.json                           ledger: where batch n's violations are, rows
+
+Idempotent per (batch, test): a batch replayed after a crash (written, not committed) replaces its
+folder and deletes the copy an earlier run left (the ledger names it), so replays never duplicate.
+Everything is local-filesystem paths, like :class:`~dagster_streamt.spark.warehouse.Warehouse`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import reduce
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from pyspark.sql import DataFrame, Observation, SparkSession, Window
+from pyspark.sql import functions as F
+
+from ..spark.locks import FileLock
+from ..spark.paths import ProjectPaths
+from ..spark.results import ModelResult
+from ..spark.warehouse import RegistryEntry, Warehouse
+from ..spec.models import Test
+from ..spec.project import Project
+from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
+from .continuous import VIOLATIONS_SCHEMA, evaluation_mode, violations_frame
+from .evaluate import check_max_lag, check_throughput
+from .results import AssertionResult, Severity, TestResult, Verdict, json_safe, severity_of
+from .runner import _issue_result, run_test, short_error
+from .sql import build_test_sql, describe, ident
+
+Resolve = Callable[[str, str], str]
+
+TABLE_SCHEMA = f"{VIOLATIONS_SCHEMA}, run_id string"
+COLUMNS = ("record", "test", "assertion", "violation", "batch_id", "detected_at", "run_id")
+_FILE_COLUMNS = ("record", "assertion", "violation", "batch_id", "detected_at")  # test, run_id: the path
+_FILE_TIME = "__streamt_file_time"
+_STREAM_FILE = "_streamt_stream.json"
+_LEDGER = "_streamt_batches"
+_LAST_ERROR = "_streamt_last_error.json"
+_LEDGER_KEEP = 100  # only the last uncommitted batch can be replayed; older entries are dropped
+_PROGRESS = "progress"
+# Violation types of aggregate (per micro-batch) and progress assertions; row-level ones come from
+# continuous.VIOLATION_TYPES.
+AGGREGATE_VIOLATIONS: dict[str, str] = {
+    "row_count": "row_count_out_of_bounds",
+    "distribution": "distribution_mismatch",
+    "freshness": "stale_data",
+    "custom_sql": "custom_sql_mismatch",
+    "accepted_types": "type_mismatch",
+    "max_lag": "lag_exceeded",
+    "throughput": "throughput_out_of_bounds",
+}
+# Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).
+_UNSAFE = re.compile(r"[\x00-\x1f\"#%'*/:=?\\\x7f{\[\]^]")
+
+
+def violations_name(model: str) -> str:
+    return f"{model}__violations"
+
+
+def violations_dir(project: Project, model: str) -> Path:
+    """``<warehouse>/<model>__violations``: the table (``data/``) and its staging area."""
+    return Warehouse.for_project(project).root / violations_name(model)
+
+
+def _escape(value: str) -> str:
+    """A partition value as Spark writes it in a folder name (and unescapes when reading)."""
+    if not value:
+        raise ValueError("partition values (run id, test name) must not be empty")
+    return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", value)
+
+
+def _run_part(run_id: str) -> str:
+    return f"run_id={_escape(run_id)}"
+
+
+def _test_rel(run_id: str, test: str) -> str:
+    return f"{_run_part(run_id)}/test={_escape(test)}"
+
+
+# -- small files: written atomically, so a crash leaves the old or the new content ----------------
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _stream_id(checkpoint: Path) -> str:
+    """The checkpoint's generation: batch ids restart at 0 after a reset, folder names must not."""
+    data = _read_json(checkpoint / _STREAM_FILE)
+    if data and data.get("stream"):
+        return str(data["stream"])
+    stream = uuid.uuid4().hex[:12]
+    _write_json(checkpoint / _STREAM_FILE, {"stream": stream, "created_at": datetime.now(UTC).isoformat()})
+    return stream
+
+
+def _ledger(checkpoint: Path, batch_id: int) -> Path:
+    return checkpoint / _LEDGER / f"{batch_id}.json"
+
+
+# -- folders: swapped with renames, so a replay replaces rather than duplicates ------------------
+def _discard(path: Path, staging: Path) -> None:
+    """Remove a folder readers may be listing: move it out of ``data/`` first, then delete it."""
+    if not path.exists():
+        return
+    staging.mkdir(parents=True, exist_ok=True)
+    trash = staging / f"old-{uuid.uuid4().hex}"
+    os.rename(path, trash)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def _store(frame: DataFrame, final: Path, staging: Path) -> int:
+    """Write ``frame`` to ``final`` with overwrite semantics, in one job; no rows: ``final`` is removed."""
+    tmp = staging / f"new-{uuid.uuid4().hex}"
+    seen = Observation(f"streamt_violations_{uuid.uuid4().hex[:12]}")
+    try:
+        frame.select(*_FILE_COLUMNS).observe(seen, F.count(F.lit(1)).alias("rows")).write.parquet(str(tmp))
+        rows = int(seen.get.get("rows") or 0)
+        _discard(final, staging)
+        if rows:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(tmp, final)
+        return rows
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- relations other assertions read (relationships, custom SQL) -----------------------------------
+def stored_relations(spark: SparkSession, project: Project) -> Resolve:
+    """Default ``resolve`` inside a micro-batch: other models as stored now, sources read in batch
+    (valid rows), as temporary views of ``spark`` (the micro-batch's session)."""
+    from ..spark.relations import quote, register_model_view
+    from ..spark.sources import read_source, valid_rows
+
+    warehouse = Warehouse.for_project(project)
+
+    def resolve(kind: str, name: str) -> str:
+        view = f"__streamt_{kind}_{name}"
+        if kind == "source":
+            source = project.sources.get(name)
+            if source is None:
+                raise ValueError(f"unknown source {name!r}")
+            valid_rows(read_source(spark, project, source, streaming=False)).createOrReplaceTempView(view)
+            return quote(view)
+        entry = warehouse.read_entry(name)
+        location = warehouse.table_location(name)
+        if entry is None:
+            raise ValueError(f"model {name} has not been materialized yet (nothing in the warehouse)")
+        if entry.layout == "view" or location is None:
+            return quote(register_model_view(spark, project, name))
+        reader = spark.read.format(entry.format).options(**entry.options)
+        schema = entry.schema()
+        (reader.schema(schema) if schema is not None else reader).load(str(location)).createOrReplaceTempView(view)
+        return quote(view)
+
+    return resolve
+
+
+# -- the side query's foreachBatch -------------------------------------------------------------
+def _summary(test: str, label: str, violation: str, batch_id: int | None, now: datetime,
+             record: dict[str, Any]) -> tuple[Any, ...]:
+    """A violation row whose record is a JSON summary (aggregate and progress assertions)."""
+    return json.dumps(json_safe(record), sort_keys=True), test, label, violation, batch_id, now
+
+
+def _literal_frame(spark: SparkSession, rows: list[tuple[Any, ...]]) -> DataFrame:
+    """Violation rows as SQL literals: unlike ``createDataFrame(list)`` no Python worker starts."""
+    types = [f.split(" ") for f in VIOLATIONS_SCHEMA.split(", ")]
+    structs = [F.struct(*(F.lit(v).cast(t).alias(n) for v, (n, t) in zip(row, types, strict=True))) for row in rows]
+    empty = F.array_repeat(F.struct(*(F.lit(None).cast(t).alias(n) for n, t in types)), 0)
+    return spark.range(1).select(F.inline(F.array(*structs) if structs else empty))
+
+
+@dataclass(frozen=True)
+class _BatchCheck:
+    """foreachBatch function of one test's side query; plain fields, so Spark Connect can pickle it."""
+
+    project: Project
+    test: Test
+    run_id: str
+    call_id: str
+    data: str  # the table's data/ folder
+    staging: str
+    checkpoint: str
+    stream_id: str
+    now: datetime | None
+    resolve: Resolve | None
+    file_time: bool  # the stream carries each row's file modification time (for max_lag)
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
+        ledger = _ledger(checkpoint, batch_id)
+        previous = list((_read_json(ledger) or {}).get("written", []))
+        rel = f"{_test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}"
+        # Before writing: name every folder this batch may have (a crashed attempt's), for the cleanup.
+        _write_json(ledger, {"batch_id": batch_id, "state": "writing", "written": sorted({*previous, rel})})
+        now = self.now or datetime.now(UTC)
+        batch.persist()
+        try:
+            rows = batch.drop(_FILE_TIME) if self.file_time else batch
+            count = rows.count()
+            _store(self._violations(batch, rows, batch_id, now, count), data / rel, staging)
+        except Exception as exc:
+            _write_json(checkpoint / _LAST_ERROR, {"call": self.call_id, "batch_id": batch_id,
+                                                   "error": short_error(exc)})
+            raise
+        finally:
+            batch.unpersist()
+        for old in previous:
+            if old != rel:
+                _discard(data / old, staging)
+        _write_json(ledger, {"batch_id": batch_id, "state": "done", "written": [rel], "run_id": self.run_id,
+                             "call": self.call_id, "rows": count, "checked_at": now.isoformat()})
+        stale = _ledger(checkpoint, batch_id - _LEDGER_KEEP)
+        if (_read_json(stale) or {}).get("call") not in (None, self.call_id):  # this call reads its own back
+            stale.unlink(missing_ok=True)
+
+    def _violations(self, batch: DataFrame, rows: DataFrame, batch_id: int, now: datetime,
+                    count: int) -> DataFrame:
+        spark = rows.sparkSession
+        parsed, _ = parse_assertions(self.test)  # tests with invalid assertions never start a query
+        resolve = self.resolve or stored_relations(spark, self.project)
+        modes = {evaluation_mode(a) for a in parsed}
+        frames: list[DataFrame] = []
+        if "row" in modes:
+            frames.append(violations_frame(rows, self.test, batch_id, now, resolve=resolve))
+        summaries: list[tuple[Any, ...]] = []
+        if count and "batch" in modes:
+            summaries += self._aggregates(rows, batch_id, now, count, resolve)
+        for a in parsed:
+            if count and isinstance(a.params, MaxLag):
+                summaries += self._lag(batch, a, a.params, batch_id, now, count)
+        if summaries:
+            frames.append(_literal_frame(spark, summaries))
+        return reduce(DataFrame.unionByName, frames) if frames else _literal_frame(spark, [])
+
+    def _aggregates(self, rows: DataFrame, batch_id: int, now: datetime, count: int,
+                    resolve: Resolve) -> list[tuple[Any, ...]]:
+        """unique/row_count/distribution/... hold per micro-batch; a failing one is one violation row.
+        An assertion that cannot be evaluated fails the batch, so its rows are checked again later."""
+        view = f"__streamt_microbatch_{uuid.uuid4().hex[:12]}"
+        rows.createOrReplaceTempView(view)
+        try:
+            result = run_test(rows.sparkSession, self.test, f"`{view}`", resolve=resolve, now=now, sample_rows=0,
+                              variables=self.project.vars, select=lambda a: evaluation_mode(a) == "batch")
+        finally:
+            rows.sparkSession.catalog.dropTempView(view)
+        out = []
+        for r in result.assertions:
+            if r.error or result.error:
+                raise RuntimeError(f"test {self.test.name}: {r.label}: {r.error or result.error}")
+            if not r.passed:
+                out.append(_summary(self.test.name, r.label, AGGREGATE_VIOLATIONS.get(r.name, f"{r.name}_failed"),
+                                    batch_id, now, {"batch_id": batch_id, "rows": count, "failing": r.failing_rows,
+                                                    "message": r.message, "observed": r.observed}))
+        return out
+
+    def _lag(self, batch: DataFrame, a: ParsedAssertion, p: MaxLag, batch_id: int, now: datetime,
+             count: int) -> list[tuple[Any, ...]]:
+        """Lag = when the model wrote the newest file of this micro-batch (its modification time, so a
+        later re-check gives the same answer) - the newest event time in the micro-batch."""
+        newest = F.expr(f"unix_micros(CAST(max({ident(p.column)}) AS TIMESTAMP))")
+        written = F.expr(f"unix_micros(max(`{_FILE_TIME}`))") if self.file_time else F.lit(None)
+        row = batch.agg(newest.alias("event"), written.alias("written")).first()
+        event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)
+        event = event_us / 1e6 if event_us is not None else None
+        processing = written_us / 1e6 if written_us is not None else now.timestamp()
+        verdict = check_max_lag(event, processing, p)
+        if verdict.passed:
+            return []
+        return [_summary(self.test.name, a.label, AGGREGATE_VIOLATIONS["max_lag"], batch_id, now, {
+            "batch_id": batch_id, "rows": count, "max_event_time": _iso(event), "processing_time": _iso(processing),
+            "processing_time_from": "check_time" if written_us is None else "file_modification_time",
+            "max_seconds": p.max_seconds, "message": verdict.message, **verdict.observed})]
+
+
+def _iso(epoch: float | None) -> str | None:
+    return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch is not None else None
+
+
+# -- progress (throughput): judged from the model run's ModelResult ------------------------------
+def _throughput(a: ParsedAssertion, p: Throughput, model: str, progress: ModelResult | None) -> tuple[Verdict, bool]:
+    """(verdict, judged). Not judged: no progress to judge (an error), or nothing processed (a pass)."""
+    if progress is None:
+        return Verdict(False, message=f"{a.label} is judged from the model run's progress: pass "
+                                      f"progress=<the ModelResult of model {model} in this run>"), False
+    if progress.model != model or not progress.ok:
+        why = f"of model {progress.model}" if progress.model != model else f"of a {progress.status} run"
+        return Verdict(False, message=f"{a.label}: the progress given is {why}, cannot judge"), False
+    if progress.processed_rows_per_second is None:
+        return Verdict(True, message="the model processed no data in this run: nothing to judge"), False
+    return check_throughput(progress.processed_rows_per_second, p), True
+
+
+# -- the entry points ---------------------------------------------------------------------------
+def run_continuous_tests(spark: SparkSession, project: Project, model: str, tests: Iterable[Test], run_id: str, *,
+                         now: datetime | None = None, progress: ModelResult | None = None, sample_rows: int = 5,
+                         resolve: Resolve | None = None) -> dict[str, TestResult]:
+    """Check the rows stream model ``model`` committed since each test's last run; record violations
+    under ``run_id``; return a result per test built from what was read back.
+
+    ``now`` fixes ``detected_at`` and the freshness clock (default: each micro-batch's wall clock);
+    ``progress`` is the model's ModelResult of this run (throughput); ``resolve`` maps other
+    models/sources to relations visible in the micro-batch session (default: read them as stored).
+    A test passes iff this run recorded no violation for it and nothing failed to evaluate.
+    """
+    if not run_id:
+        raise ValueError("run_continuous_tests needs a run id")
+    paths = ProjectPaths.from_project(project)
+    warehouse = Warehouse(paths.warehouse)
+    name = violations_name(model)
+    results: dict[str, TestResult] = {}
+    with FileLock(paths.checkpoint_lock(name), wait=True, model=model):  # one writer per checkpoint
+        output = _stream_output(warehouse, model)
+        for test in tests:
+            results[test.name] = _run_one(spark, project, paths, warehouse, model, output, test, run_id, now=now,
+                                          progress=progress, sample_rows=sample_rows, resolve=resolve)
+    return results
+
+
+def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Path] | str:
+    """The registry entry and committed output folder of ``model``, or why there is none."""
+    entry = warehouse.read_entry(model)
+    if entry is None or entry.schema() is None:
+        return f"model {model} has not been materialized yet; run it first, e.g. `streamt run {model}`"
+    if entry.kind != "stream" or entry.layout != "stream":
+        return (f"continuous tests read the rows a stream model appends, but model {model} is a {entry.kind} "
+                f"stored as {entry.layout} (e.g. output_mode complete); use a `type: sample` test")
+    data = warehouse.data_dir(model)
+    if not (data / "_spark_metadata").is_dir():
+        return f"model {model} has no committed stream output yet ({data}); run it first"
+    return entry, data
+
+
+def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehouse: Warehouse, model: str,
+             output: tuple[RegistryEntry, Path] | str, test: Test, run_id: str, *, now: datetime | None,
+             progress: ModelResult | None, sample_rows: int, resolve: Resolve | None) -> TestResult:
+    started = perf_counter()
+    parsed, issues = parse_assertions(test)
+    severity = severity_of(test, project.defaults.tests.severity)
+    if test.model != model:
+        reason = f"test {test.name} targets {test.model or f'source {test.source}'}, not model {model}"
+    elif issues:
+        reason = (f"test {test.name} was not run: fix its invalid assertion(s) first (its rows stay unchecked "
+                  "until then, and are checked by the first run after the fix)")
+    else:
+        reason = output if isinstance(output, str) else ""
+    sql = _describe_sql(test, parsed, model, paths)
+    if reason or isinstance(output, str):
+        failed = [_issue_result(i) for i in issues] + [
+            AssertionResult(a.index, a.name, a.label, False, 0, 0, describe(a), sql.get(a.label, ""), reason,
+                            error=reason) for a in parsed]
+        return TestResult(test.name, f"model.{model}", severity, False, tuple(sorted(failed, key=lambda r: r.index)),
+                          perf_counter() - started, sql=sql["*"], error=reason)
+    root = warehouse.root / violations_name(model)
+    data, staging = root / "data", root / "_staging"
+    rels: list[str] = []
+    total, error = 0, None
+    if not all(isinstance(a.params, Throughput) for a in parsed):  # throughput alone needs no rows
+        checkpoint = paths.checkpoint(violations_name(model)) / test.name
+        rels, total, error = _check_rows(spark, project, output, test, parsed, run_id, data, staging, checkpoint,
+                                         now, resolve)
+    notes = _record_progress(spark, test, parsed, model, run_id, progress, data, staging, now)
+    rels.append(f"{_test_rel(run_id, test.name)}/{_PROGRESS}")
+    return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started)
+
+
+def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEntry, Path], test: Test,
+                parsed: list[ParsedAssertion], run_id: str, data: Path, staging: Path, checkpoint: Path,
+                now: datetime | None, resolve: Resolve | None) -> tuple[list[str], int, str | None]:
+    """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
+    entry, source_dir = output
+    call_id = uuid.uuid4().hex
+    stream = (spark.readStream.format(entry.format).options(**entry.options).schema(entry.schema())
+              .load(str(source_dir)))
+    file_time = False
+    if any(isinstance(a.params, MaxLag) for a in parsed):
+        try:
+            stream = stream.withColumn(_FILE_TIME, F.col("_metadata.file_modification_time"))
+            file_time = True
+        except Exception:  # a format without file metadata: the lag is measured at check time
+            file_time = False
+    check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
+                        _stream_id(checkpoint), now, resolve, file_time)
+    error: str | None = None
+    batch_ids: list[int] = []
+    query = None
+    try:
+        query = (stream.writeStream.queryName(f"{checkpoint.parent.name}__{test.name}__{call_id[:8]}")
+                 .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).foreachBatch(check)
+                 .start())
+        query.awaitTermination()
+    except Exception as exc:
+        last = _read_json(checkpoint / _LAST_ERROR) or {}
+        detail = last["error"] if last.get("call") == call_id else short_error(exc)
+        error = f"continuous test {test.name}: {detail} (the rows of that micro-batch are checked again next run)"
+    finally:
+        if query is not None:
+            batch_ids = sorted({int(p.batchId) for p in query.recentProgress})
+    rels: list[str] = []
+    total = 0
+    for batch_id in batch_ids:
+        done = _read_json(_ledger(checkpoint, batch_id)) or {}
+        if done.get("call") == call_id and done.get("state") == "done":
+            rels += done.get("written", [])
+            total += int(done.get("rows") or 0)
+    return rels, total, error
+
+
+def _record_progress(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], model: str, run_id: str,
+                     progress: ModelResult | None, data: Path, staging: Path,
+                     now: datetime | None) -> dict[str, Verdict]:
+    """Judge throughput; violations go to ``progress/`` of (run, test), replaced on each call."""
+    notes: dict[str, Verdict] = {}
+    rows = []
+    at = now or datetime.now(UTC)
+    for a in parsed:
+        if not isinstance(a.params, Throughput):
+            continue
+        verdict, judged = _throughput(a, a.params, model, progress)
+        notes[a.label] = verdict
+        if judged and not verdict.passed:
+            assert progress is not None
+            rows.append(_summary(test.name, a.label, AGGREGATE_VIOLATIONS["throughput"], None, at, {
+                "model": model, "processed_rows_per_second": progress.processed_rows_per_second,
+                "batches": progress.batches, "rows_written": progress.rows_written, "message": verdict.message}))
+    final = data / _test_rel(run_id, test.name) / _PROGRESS
+    if rows:
+        _store(_literal_frame(spark, rows), final, staging)
+    else:
+        _discard(final, staging)
+    return notes
+
+
+def _describe_sql(test: Test, parsed: list[ParsedAssertion], model: str, paths: ProjectPaths) -> dict[str, str]:
+    """What runs on each micro-batch, per assertion label, and for the whole test under ``"*"``."""
+    relation = f"`{model}__microbatch`"
+    built = {b.assertion.label: b for b in build_test_sql(parsed, relation, resolve=lambda _k, n: ident(n)).assertions}
+    out: dict[str, str] = {}
+    for a in parsed:
+        b = built[a.label]
+        mode = evaluation_mode(a)
+        if isinstance(a.params, MaxLag):
+            out[a.label] = (f"SELECT max({ident(a.params.column)}), max(_metadata.file_modification_time) "
+                            f"FROM {relation}")
+        elif isinstance(a.params, Throughput):
+            out[a.label] = f"-- processedRowsPerSecond of model {model}'s run (its ModelResult)"
+        elif mode == "row" and b.violation_predicate is not None:
+            out[a.label] = f"SELECT * FROM {relation} WHERE {b.violation_predicate}"
+        else:
+            out[a.label] = b.sql or b.error or ""
+    head = (f"-- continuous test {test.name}: each micro-batch of what model {model} committed, as {relation}\n"
+            f"-- (side query, checkpoint {paths.checkpoint(violations_name(model)) / test.name})")
+    out["*"] = "\n".join([head, *(f"-- {a.label}\n{out[a.label]};" for a in parsed)])
+    return out
+
+
+def _record(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, json.JSONDecodeError):
+        return {"record": text}
+    return value if isinstance(value, dict) else {"record": value}
+
+
+def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], severity: Severity, model: str,
+            data: Path, rels: list[str], total: int, error: str | None, notes: dict[str, Verdict],
+            sql: dict[str, str], sample_rows: int, started: float) -> TestResult:
+    """Build the result from the violations read back (the table is the record, not memory)."""
+    counts: dict[str, dict[str, int]] = {}
+    samples: dict[str, list[dict[str, Any]]] = {}
+    paths = [str(data / r) for r in rels if (data / r).is_dir()]
+    if paths:  # one job: counts per (assertion, violation) and the first rows of each, by batch
+        df = spark.read.schema(TABLE_SCHEMA).option("basePath", str(data)).parquet(*paths)
+        key = Window.partitionBy("assertion", "violation")
+        picked = (df.withColumn("__n", F.row_number().over(key.orderBy(F.col("batch_id").asc_nulls_last(), "record")))
+                  .withColumn("__count", F.count(F.lit(1)).over(key)).where(F.col("__n") <= max(sample_rows, 1))
+                  .orderBy(F.col("batch_id").asc_nulls_last(), "record").collect())
+        for r in picked:
+            counts.setdefault(r["assertion"], {})[r["violation"]] = int(r["__count"])
+            kept = samples.setdefault(r["assertion"], [])
+            if len(kept) < sample_rows:
+                kept.append(_record(r["record"]))
+    out: list[AssertionResult] = []
+    for a in parsed:
+        by_type = counts.get(a.label, {})
+        failing = sum(by_type.values())
+        note = notes.get(a.label)
+        problem = error or (note.message if note is not None and not note.passed and not failing else None)
+        message = (f"{failing} violation(s) in this run" if failing else "") or (note.message if note else "")
+        observed = {"violations": failing, "by_type": by_type, **(note.observed if note else {})}
+        out.append(AssertionResult(a.index, a.name, a.label, failing == 0 and problem is None, failing, total,
+                                   describe(a), sql.get(a.label, ""), problem or message, samples.get(a.label, []),
+                                   observed, problem))
+    return TestResult(test.name, f"model.{model}", severity, error is None and all(r.passed for r in out),
+                      tuple(out), perf_counter() - started, total, sql["*"], error)
+
+
+def read_violations(spark: SparkSession, project: Project, model: str, run_id: str | None = None) -> DataFrame:
+    """Recorded violations of ``model``'s continuous tests (all runs, or one), for the UI and CLI."""
+    data = violations_dir(project, model) / "data"
+    path = data if run_id is None else data / _run_part(run_id)
+    if not path.is_dir():
+        return _literal_frame(spark, []).withColumn("run_id", F.lit(None).cast("string")).select(*COLUMNS)
+    return spark.read.schema(TABLE_SCHEMA).option("basePath", str(data)).parquet(str(path)).select(*COLUMNS)
+
+
+def reset_violations(project: Project, model: str, *, history: bool = False) -> None:
+    """Forget which rows the continuous tests of ``model`` checked (call it on a full refresh, so the
+    reprocessed output is checked again); recorded violations stay unless ``history`` is set."""
+    paths = ProjectPaths.from_project(project)
+    name = violations_name(model)
+    busy = f"cannot reset the continuous tests of model {model} while they run"
+    with FileLock(paths.checkpoint_lock(name), busy_message=busy, model=model):
+        shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
+        if history:
+            shutil.rmtree(violations_dir(project, model), ignore_errors=True)
+
+
+__all__ = [
+    "AGGREGATE_VIOLATIONS", "COLUMNS", "TABLE_SCHEMA", "read_violations", "reset_violations", "run_continuous_tests",
+    "stored_relations", "violations_dir", "violations_name",
+]

@@ -1,0 +1,71 @@
+"""Emit a finished run's OpenLineage events once: from the sensor, or right away from ``streamt run``.
+
+A small registry of emitted Dagster run ids (next to the outbox, under the project's ``.streamt/``)
+makes the second emitter skip a run the first already queued. Queued events are durable (the
+outbox), so "queued" is the point of no loss; delivery is retried in order on later calls."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+from ..api import LoadedProject
+from ..lineage.project_columns import column_lineage
+from ..openlineage.events import EventBuilder
+from ..openlineage.transport import DeliveryReport, emit_all, resolve_transport_config, state_dir
+from .run_lineage import model_names_of, run_events
+
+REGISTRY = "emitted_runs.json"
+KEEP = 5000  # most recent run ids remembered
+
+
+@contextmanager
+def _registry(root: Path) -> Iterator[dict[str, float]]:
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / f"{REGISTRY}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = root / REGISTRY
+        try:
+            data: dict[str, float] = json.loads(path.read_text()) if path.exists() else {}
+        except ValueError:
+            data = {}
+        yield data
+        keep = dict(sorted(data.items(), key=lambda kv: kv[1])[-KEEP:])
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(keep, sort_keys=True))
+        tmp.replace(path)
+
+
+def emit_runs(loaded: LoadedProject, instance: dg.DagsterInstance, run_ids: list[tuple[str, float]]
+              ) -> tuple[DeliveryReport | None, list[str]]:
+    """Build and queue the events of runs not emitted yet (``(run_id, finished_ts)``), then deliver
+    what is pending. Returns the report (None when OpenLineage is disabled) and the runs emitted."""
+    project = loaded.project
+    config, _ = resolve_transport_config(project)
+    if not project.runtime.openlineage.enabled or config.get("type") == "noop":
+        return None, []
+    root = state_dir(project)
+    keys = [dg.AssetKey([n]) for n in loaded.compiled.models]
+    builder: EventBuilder | None = None
+    emitted: list[str] = []
+    with _registry(root) as done:
+        events = []
+        for run_id, finished in run_ids:
+            if run_id in done:
+                continue
+            run = instance.get_run_by_id(run_id)
+            if run is None or not (set(run.asset_selection or ()) & set(keys) or run.asset_check_selection):
+                done[run_id] = finished  # not a run of this project's models
+                continue
+            if builder is None:
+                builder = EventBuilder(loaded, columns=column_lineage(loaded))
+            events += run_events(loaded, instance, run_id, builder, model_names_of(loaded, keys))
+            done[run_id] = finished
+            emitted.append(run_id)
+        report = emit_all(events, config, root)  # queued durably inside the registry lock: no double emit
+    return report, emitted

@@ -1,0 +1,110 @@
+"""Rebuild a finished Dagster run's OpenLineage events from its event log, so the sensor and
+``streamt run`` emit exactly the same events (same deterministic run ids) for the same run.
+
+The models asset records what each model did: a materialization (with start/end times, rows,
+schema) on success, an observation with ``streamt/status`` when it failed or was skipped, and one
+check evaluation per test (with the per-assertion outcome)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
+
+import dagster as dg
+from dagster._core.events import DagsterEventType
+from openlineage.client.event_v2 import RunEvent, RunState
+
+from ..api import LoadedProject
+from ..openlineage.events import DagsterRun, EventBuilder, assertions_from_tests
+
+_TERMINAL_RUN = {DagsterEventType.RUN_SUCCESS: RunState.COMPLETE, DagsterEventType.RUN_FAILURE: RunState.FAIL,
+                 DagsterEventType.RUN_CANCELED: RunState.ABORT}
+_TYPES = {DagsterEventType.RUN_START, *_TERMINAL_RUN, DagsterEventType.ASSET_MATERIALIZATION,
+          DagsterEventType.ASSET_OBSERVATION, DagsterEventType.ASSET_CHECK_EVALUATION}
+
+
+def _ts(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def _value(md: dict[str, Any], key: str, default: Any = None) -> Any:
+    v = md.get(key)
+    return default if v is None else getattr(v, "value", v)
+
+
+def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> SimpleNamespace:
+    schema = _value(md, "dagster/column_schema")
+    return SimpleNamespace(
+        model=model, materialized=materialized, status=status, rows_written=_value(md, "rows_written"),
+        schema=[(c.name, c.type) for c in schema.columns] if schema else [],
+        location=_value(md, "location"), error=_value(md, "error") or None,
+        duration_s=_value(md, "duration_s", 0.0))
+
+
+def model_names_of(loaded: LoadedProject, keys: Any) -> dict[dg.AssetKey, str]:
+    return {dg.AssetKey([n]): n for n in loaded.compiled.models if dg.AssetKey([n]) in set(keys or ())}
+
+
+def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str, builder: EventBuilder,
+               key_to_model: dict[dg.AssetKey, str]) -> list[RunEvent]:
+    """Parent START, each model's START + COMPLETE/FAIL/ABORT, each test run, parent end."""
+    run = instance.get_run_by_id(run_id)
+    if run is None:
+        return []
+    records = instance.get_records_for_run(run_id, of_type=_TYPES).records
+    started = ended = None
+    end_state, error = RunState.COMPLETE, None
+    results: dict[str, tuple[SimpleNamespace, datetime, datetime]] = {}
+    tests: list[Any] = []
+    for rec in records:
+        entry = rec.event_log_entry
+        ev = entry.dagster_event
+        if ev is None:
+            continue
+        if ev.event_type == DagsterEventType.RUN_START:
+            started = _ts(entry.timestamp)
+        elif ev.event_type in _TERMINAL_RUN:
+            ended, end_state = _ts(entry.timestamp), _TERMINAL_RUN[ev.event_type]
+            data = ev.event_specific_data
+            err = getattr(data, "error", None)
+            error = err.message.strip().splitlines()[0] if err is not None and err.message else ev.message
+        elif ev.event_type in (DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION):
+            mat = ev.step_materialization_data.materialization if ev.event_type == DagsterEventType.\
+                ASSET_MATERIALIZATION else ev.asset_observation_data.asset_observation
+            name = key_to_model.get(mat.asset_key)
+            md = dict(mat.metadata)
+            if name is None or (ev.event_type == DagsterEventType.ASSET_OBSERVATION and "streamt/status" not in md):
+                continue
+            status = "success" if ev.event_type == DagsterEventType.ASSET_MATERIALIZATION else \
+                _value(md, "streamt/status")
+            mat_kind = loaded.compiled.models[name].materialized
+            begin = _ts(_value(md, "streamt/started_at", entry.timestamp))
+            finish = _ts(_value(md, "streamt/ended_at", entry.timestamp))
+            results[name] = (_result(name, mat_kind, status, md), begin, finish)
+        elif ev.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+            compact = _value(dict(ev.event_specific_data.metadata), "streamt/result")
+            if compact:
+                tests.append((SimpleNamespace(**{**compact, "assertions": [SimpleNamespace(**a) for a in
+                                                                           compact["assertions"]]}),
+                              _ts(entry.timestamp)))
+    if started is None:
+        return []
+    ended = ended or _ts(run.end_time or datetime.now(UTC).timestamp())
+    selected = [key_to_model[k] for k in (run.asset_selection or key_to_model) if k in key_to_model]
+    for name in selected:  # cancelled or stopped before the model ran: ABORT, never silence
+        if name not in results:
+            reason = "run cancelled" if end_state is RunState.ABORT else f"not run: {error or 'run ended'}"
+            results[name] = (_result(name, loaded.compiled.models[name].materialized, "skipped", {"error": reason}),
+                             ended, ended)
+    drun = DagsterRun(run_id)
+    assertions = assertions_from_tests(loaded, [t for t, _ in tests])
+    events: list[RunEvent] = [builder.run_event(drun, RunState.START, started)]
+    for name, (result, begin, finish) in sorted(results.items(), key=lambda kv: (kv[1][1], kv[0])):
+        events += builder.model_events(drun, result, begin, finish, assertions=[  # type: ignore[arg-type]
+            a for a in assertions if a.target != f"model.{name}"])
+    for test, at in tests:
+        duration = float(getattr(test, "duration_seconds", 0.0) or 0.0)
+        events += builder.test_events(drun, test.test, assertions, _ts(at.timestamp() - duration), at)
+    events.append(builder.run_event(drun, end_state, ended, error if end_state is RunState.FAIL else None))
+    return events
