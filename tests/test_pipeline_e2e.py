@@ -108,12 +108,20 @@ def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:
     # the example's tests ran as asset checks: the warn one catches the feed's null buyers
     evals = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
              for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
-    assert sorted(evals) == ["customer_orders_unique", "orders_clean_customer_known", "orders_clean_quality",
-                             "orders_clean_schema"]
+    assert sorted(evals) == ["customer_orders_unique", "orders_clean_customer_known", "orders_clean_live",
+                             "orders_clean_quality", "orders_clean_schema"]
     assert evals["orders_clean_quality"].passed and evals["customer_orders_unique"].passed
     known = evals["orders_clean_customer_known"]
     assert not known.passed and known.severity == dg.AssetCheckSeverity.WARN
-    assert known.metadata["failing_rows"].value == sum(1 for r in valid if r["customer_id"] is None) > 0
+    nulls = sum(1 for r in valid if r["customer_id"] is None)
+    assert known.metadata["failing_rows"].value == nulls > 0
+    live = evals["orders_clean_live"]  # the continuous test saw every micro-batch of the stream
+    assert not live.passed and live.metadata["failing_rows"].value == nulls
+    from dagster_streamt.checks.violations import read_violations
+
+    stored = read_violations(spark, load(shop).project, "orders_clean", result.run_id)
+    rows = stored.collect()
+    assert len(rows) == nulls and {(r["assertion"], r["violation"]) for r in rows} == {("not_null", "null_value")}
 
     # incremental: a new file arrives; the stream models process only it, nothing twice
     generate(shop, "--orders", "400", "--customers", "150", "--append")

@@ -26,8 +26,8 @@ def _focus(graph: Graph, name: str) -> str:
 @click.option("--downstream", is_flag=True, help="Show what depends on the focus node (impact).")
 @click.option("--tag", "tags", multiple=True, help="Only nodes with this tag (repeatable).")
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Limit the tree depth.")
-@click.option("--format", "fmt", type=click.Choice(["ascii", "json", "mermaid"]), default="ascii",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["ascii", "json", "mermaid", "openlineage"]), default="ascii",
+              show_default=True, help="openlineage: the whole graph as OpenLineage job/dataset events (JSON lines).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write to a file instead of the terminal.")
 @click.option("-c", "--column", default=None, metavar="MODEL.COLUMN", help="Column-level lineage of one column.")
@@ -46,7 +46,9 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
         raise click.UsageError("--upstream/--downstream need --model NAME or --column MODEL.COLUMN")
     if list_columns and not model:
         raise click.UsageError("--columns needs --model NAME")
-    if column or list_columns or classification:
+    if fmt == "openlineage":
+        text = _openlineage_export(load_or_exit(project_dir, env))
+    elif column or list_columns or classification:
         loaded = load_or_exit(project_dir, env)
         text = _column_views(loaded, model, column, list_columns, classification, upstream, downstream, fmt,
                              direct_only)
@@ -89,6 +91,17 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
     else:
         click.echo(text)
     sys.exit(0)
+
+
+def _openlineage_export(loaded: object) -> str:
+    """Static lineage (no run needed) so a catalog shows the graph before the first run."""
+    import json
+
+    from ..lineage.project_columns import column_lineage
+    from ..openlineage.static import static_events
+
+    events = static_events(loaded, columns=column_lineage(loaded))  # type: ignore[arg-type]
+    return "\n".join(json.dumps(e, sort_keys=True, separators=(",", ":")) for e in events)
 
 
 def _column_views(loaded: object, model: str | None, column: str | None, list_columns: bool,
