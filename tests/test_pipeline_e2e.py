@@ -185,3 +185,32 @@ def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp
         runs = instance.get_runs()
         assert len(runs) == 1 and runs[0].is_success
         assert runs[0].tags["streamt/command"] == "run"
+    assert "openlineage: " in r.stdout and " 0 pending" in r.stdout
+
+    def cli(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args, "-p", str(copy)],
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout
+
+    # run-aware lineage: each node's last run from the project's Dagster instance
+    text = cli("lineage", "-m", "customer_orders", "--upstream", "--runs")
+    line = next(ln for ln in text.splitlines() if "orders_clean (stream)" in ln)
+    assert "COMPLETE" in line and " rows" in line and " s " in line
+    assert "Last run: COMPLETE  started " in text
+    assert "high_value_orders" not in text
+    status = {ln.split()[0]: ln.split() for ln in cli("status").splitlines()[1:] if ln.strip()}
+    assert status["customer_orders"][1:3] == ["table", "COMPLETE"] and status["customer_orders"][5] == "150"
+    assert status["order_metrics"][2:4] == ["never", "run"]
+    # observed vs parsed: our own events match the graph; a foreign read shows up
+    events = copy / ".streamt" / "openlineage.jsonl"
+    assert "Observed at run time but not declared in the project:\n  (none)" in cli("lineage", "--observed",
+                                                                                      str(events))
+    foreign = json.loads(next(ln for ln in events.read_text().splitlines()
+                              if '"shop.customer_orders"' in ln and '"COMPLETE"' in ln))
+    foreign["inputs"].append({"namespace": "postgres://crm:5432", "name": "crm.public.vip_list"})
+    extra = tmp_path / "foreign.jsonl"
+    extra.write_text(json.dumps(foreign) + "\nnot json\n")
+    diff = json.loads(cli("lineage", "--observed", str(extra), "--format", "json"))
+    assert diff["observed_only"] == [["external:postgres://crm:5432/crm.public.vip_list", "model.customer_orders"]]
+    assert diff["bad_lines"] == [2]

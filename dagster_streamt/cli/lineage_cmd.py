@@ -35,10 +35,14 @@ def _focus(graph: Graph, name: str) -> str:
 @click.option("--classification", default=None, metavar="CLASS[,CLASS]",
               help="Where classified columns flow (e.g. sensitive), down to exposures.")
 @click.option("--direct-only", is_flag=True, help="Column lineage: follow DIRECT edges only.")
+@click.option("--runs", is_flag=True, help="With --model: add each model's last run from the Dagster instance.")
+@click.option("--observed", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EVENTS.jsonl",
+              help="Compare the project graph with OpenLineage events that really ran.")
 @guarded
 def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool, downstream: bool,
             tags: tuple[str, ...], depth: int | None, fmt: str, output: str | None, column: str | None,
-            list_columns: bool, classification: str | None, direct_only: bool) -> None:
+            list_columns: bool, classification: str | None, direct_only: bool, runs: bool,
+            observed: str | None) -> None:
     """Table-level lineage of the whole project or around one node; column-level with --column."""
     from ..lineage.render import ascii_focus, ascii_graph, to_json, to_mermaid
 
@@ -46,7 +50,16 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
         raise click.UsageError("--upstream/--downstream need --model NAME or --column MODEL.COLUMN")
     if list_columns and not model:
         raise click.UsageError("--columns needs --model NAME")
-    if fmt == "openlineage":
+    if observed:
+        from pathlib import Path
+
+        from ..lineage.observed import compare, diff_text
+
+        diff = compare(load_or_exit(project_dir, env), Path(observed))
+        import json as _json
+
+        text = _json.dumps(diff.to_dict(), indent=2, sort_keys=True) if fmt == "json" else diff_text(diff)
+    elif fmt == "openlineage":
         text = _openlineage_export(load_or_exit(project_dir, env))
     elif column or list_columns or classification:
         loaded = load_or_exit(project_dir, env)
@@ -64,7 +77,9 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
             ids |= graph.downstream(nid, depth)
         if tags:
             ids = {i for i in ids if i == nid or set(tags) & set(graph.nodes[i].tags)}
-        if fmt == "ascii":
+        if runs:
+            text = _with_runs(project_dir, env, graph, nid, upstream, downstream, depth, fmt, ids)
+        elif fmt == "ascii":
             text = ascii_focus(graph, nid, upstream, downstream, depth)
         elif fmt == "json":
             text = to_json(graph, ids, focus=nid, with_impact=downstream)
@@ -91,6 +106,42 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
     else:
         click.echo(text)
     sys.exit(0)
+
+
+def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstream: bool, downstream: bool,
+               depth: int | None, fmt: str, ids: set[str]) -> str:
+    """The lineage tree with each model's last run (status, start, duration, rows) from Dagster."""
+    import json
+
+    from ..dagster.instance import project_instance
+    from ..dagster.run_history import LastRun, last_runs
+    from ..lineage.render import ascii_focus
+
+    loaded = load_or_exit(project_dir, env)
+    with project_instance(loaded.project.root) as instance:
+        history = last_runs(loaded, instance)
+
+    def describe(r: LastRun) -> str:
+        rows = f"  {r.rows:,} rows" if r.rows is not None else ""
+        return f"{r.status}  {r.started:%Y-%m-%d %H:%M:%S}  {r.seconds:.1f} s{rows}"
+
+    if fmt == "json":
+        return json.dumps({n: {"status": r.status, "started": r.started.isoformat(), "finished": r.finished.isoformat(),
+                               "seconds": round(r.seconds, 3), "rows": r.rows, "run_id": r.run_id, "error": r.error}
+                           for n, r in sorted(history.items()) if f"model.{n}" in ids}, indent=2, sort_keys=True)
+    if fmt != "ascii":
+        raise click.UsageError("--runs works with --format ascii or json")
+
+    def annotate(node: object) -> str:
+        r = history.get(node.name) if node.type == "model" else None  # type: ignore[attr-defined]
+        return f"  {describe(r)}" if r else ("  (never run)" if node.type == "model" else "")  # type: ignore[attr-defined]
+
+    focus = graph.nodes[nid]
+    last = history.get(focus.name) if focus.type == "model" else None
+    footer = (f"Last run: {last.status}  started {last.started:%H:%M:%S}  finished {last.finished:%H:%M:%S}  "
+              f"duration {last.seconds:.1f} s" + (f"  ({last.error})" if last.error else "")) if last else \
+        ("Last run: never" if focus.type == "model" else None)
+    return ascii_focus(graph, nid, upstream, downstream, depth, annotate=annotate, footer=footer)
 
 
 def _openlineage_export(loaded: object) -> str:

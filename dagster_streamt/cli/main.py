@@ -12,6 +12,7 @@ from .. import __version__
 from .compile_cmd import compile_
 from .lineage_cmd import lineage
 from .run_cmd import run
+from .status_cmd import status
 from .test_cmd import test
 from .validate_cmd import validate
 
@@ -26,6 +27,7 @@ cli.add_command(validate)
 cli.add_command(compile_)
 cli.add_command(lineage)
 cli.add_command(run)
+cli.add_command(status)
 cli.add_command(test)
 
 

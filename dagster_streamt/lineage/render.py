@@ -8,7 +8,7 @@ so a wide project does not explode the output.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..graph.graph import Graph, Node
 from ..graph.impact import impact
@@ -33,8 +33,11 @@ def _children(graph: Graph, nid: str, up: bool, keep: set[str] | None) -> list[s
     return [n for n in nxt if graph.nodes[n].type in DATA_TYPES and (keep is None or n in keep)]
 
 
+Annotate = Callable[[Node], str]
+
+
 def _tree(graph: Graph, root: str, up: bool, keep: set[str] | None, prefix: str, out: list[str],
-          seen: set[str], depth: int | None) -> None:
+          seen: set[str], depth: int | None, annotate: Annotate | None = None) -> None:
     kids = _children(graph, root, up, keep)
     if depth is not None and depth <= 0:
         if kids:
@@ -43,32 +46,36 @@ def _tree(graph: Graph, root: str, up: bool, keep: set[str] | None, prefix: str,
     for i, kid in enumerate(kids):
         last = i == len(kids) - 1
         branch = "└── " if last else "├── "
-        text = label(graph.nodes[kid])
+        text = label(graph.nodes[kid]) + (annotate(graph.nodes[kid]) if annotate else "")
         if kid in seen and _children(graph, kid, up, keep):
             out.append(f"{prefix}{branch}{text} (see above)")
             continue
         out.append(f"{prefix}{branch}{text}")
         seen.add(kid)
         _tree(graph, kid, up, keep, prefix + ("    " if last else "│   "), out, seen,
-              None if depth is None else depth - 1)
+              None if depth is None else depth - 1, annotate)
 
 
-def ascii_focus(graph: Graph, nid: str, upstream: bool, downstream: bool, depth: int | None = None) -> str:
+def ascii_focus(graph: Graph, nid: str, upstream: bool, downstream: bool, depth: int | None = None,
+                annotate: Annotate | None = None, footer: str | None = None) -> str:
+    """``annotate`` appends text to a node's label (e.g. its last run); ``footer`` ends the view."""
     node = graph.nodes[nid]
     out = [f"Lineage for: {node.name}"]
     if upstream:
         out.append("Upstream:")
         lines: list[str] = []
-        _tree(graph, nid, True, None, "  ", lines, set(), depth)
+        _tree(graph, nid, True, None, "  ", lines, set(), depth, annotate)
         out.extend(lines or ["  (none)"])
     out.append(f"{label(node)} {HERE}")
     if downstream:
         out.append("Downstream:")
         lines = []
-        _tree(graph, nid, False, None, "  ", lines, set(), depth)
+        _tree(graph, nid, False, None, "  ", lines, set(), depth, annotate)
         out.extend(lines or ["  (none)"])
         out.append("")
         out.append(impact(graph, nid).sentence(node.name))
+    if footer:
+        out.append(footer)
     return "\n".join(out)
 
 

@@ -1,0 +1,69 @@
+"""``streamt status``: every model's last run, freshness and test results, from the Dagster instance."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import click
+
+from ..checks.params import parse_duration
+from .common import guarded, load_or_exit, project_options
+
+
+def _freshness(model: object, last: object, now: datetime) -> str:
+    fresh = getattr(model, "freshness", None)
+    if last is None or getattr(last, "status", "") != "COMPLETE":
+        return "-" if fresh is None else "stale"
+    if fresh is None:
+        return "-"
+    age = (now - last.finished).total_seconds()  # type: ignore[attr-defined]
+    if fresh.error_after and age > parse_duration(fresh.error_after):
+        return "ERROR"
+    if fresh.warn_after and age > parse_duration(fresh.warn_after):
+        return "warn"
+    return "ok"
+
+
+@click.command("status")
+@project_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@guarded
+def status(project_dir: str, env: str | None, fmt: str) -> None:
+    """Every model with its last run, freshness and test results."""
+    from ..dagster.instance import project_instance
+    from ..dagster.run_history import last_checks, last_runs
+
+    loaded = load_or_exit(project_dir, env)
+    with project_instance(loaded.project.root) as instance:
+        runs = last_runs(loaded, instance)
+        checks = last_checks(loaded, instance)
+    now = datetime.now(UTC)
+    rows = []
+    for name in sorted(loaded.compiled.models):
+        r = runs.get(name)
+        mine = [c for c in checks if c.target == f"model.{name}"]
+        rows.append({
+            "model": name, "materialized": loaded.compiled.models[name].materialized,
+            "status": r.status if r else "never run", "finished": r.finished.isoformat() if r else None,
+            "seconds": round(r.seconds, 1) if r else None, "rows": r.rows if r else None,
+            "freshness": _freshness(loaded.project.models[name], r, now),
+            "tests_passed": sum(1 for c in mine if c.passed), "tests_failed": sum(1 for c in mine if c.passed is False),
+            "failed_tests": [c.test for c in mine if c.passed is False],
+        })
+    if fmt == "json":
+        click.echo(json.dumps({"models": rows, "tests": [c.__dict__ | {"at": c.at.isoformat() if c.at else None}
+                                                         for c in checks]}, indent=2, sort_keys=True, default=str))
+        return
+    click.echo(f"{'model':<28} {'type':<7} {'last run':<10} {'finished (UTC)':<20} {'rows':>10} {'fresh':<6} tests")
+    for row in rows:
+        finished = row["finished"][:19].replace("T", " ") if row["finished"] else "-"
+        n_rows = f"{row['rows']:,}" if row["rows"] is not None else "-"
+        tests = f"{row['tests_passed']} ok" + (f", {row['tests_failed']} failed ({', '.join(row['failed_tests'])})"
+                                              if row["tests_failed"] else "")
+        click.echo(f"{row['model']:<28} {row['materialized']:<7} {row['status']:<10} {finished:<20} {n_rows:>10} "
+                   f"{row['freshness']:<6} {tests}")
+    source_checks = [c for c in checks if c.target.startswith("source.")]
+    for c in source_checks:
+        state = "never run" if c.passed is None else ("ok" if c.passed else f"FAILED ({c.severity})")
+        click.echo(f"{c.target:<28} test {c.test}: {state}")

@@ -1,0 +1,84 @@
+"""Each model's last run and each test's last result, read from the project's Dagster instance
+(for ``streamt lineage --runs`` and ``streamt status``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from ..api import LoadedProject
+
+
+@dataclass(frozen=True)
+class LastRun:
+    status: str  # COMPLETE | FAIL | ABORT
+    started: datetime
+    finished: datetime
+    rows: int | None
+    run_id: str
+    error: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return (self.finished - self.started).total_seconds()
+
+
+@dataclass(frozen=True)
+class LastCheck:
+    test: str
+    target: str
+    passed: bool | None  # None: planned or running
+    severity: str
+    at: datetime | None
+
+
+def _md(md: dict, key: str, default: object = None) -> object:
+    v = md.get(key)
+    return default if v is None else getattr(v, "value", v)
+
+
+def _ts(x: object, default: float) -> datetime:
+    return datetime.fromtimestamp(float(x) if x is not None else default, tz=UTC)  # type: ignore[arg-type]
+
+
+def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance) -> dict[str, LastRun]:
+    """Latest outcome per model: its latest materialization, or a later failed/skipped record."""
+    out: dict[str, LastRun] = {}
+    for name in loaded.compiled.models:
+        key = dg.AssetKey([name])
+        best: LastRun | None = None
+        mat = instance.get_latest_materialization_event(key)
+        if mat is not None and mat.asset_materialization is not None:
+            md = dict(mat.asset_materialization.metadata)
+            ended = float(_md(md, "streamt/ended_at", mat.timestamp))  # type: ignore[arg-type]
+            began = _md(md, "streamt/started_at", ended - float(_md(md, "duration_s", 0.0)))  # type: ignore[arg-type]
+            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), _md(md, "rows_written"),  # type: ignore[arg-type]
+                           mat.run_id)
+        obs = instance.fetch_observations(key, limit=1).records
+        if obs:
+            entry = obs[0].event_log_entry
+            o = entry.asset_observation
+            md = dict(o.metadata) if o is not None else {}
+            status = _md(md, "streamt/status")
+            if status in ("failed", "skipped") and (best is None or entry.timestamp > best.finished.timestamp()):
+                best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(_md(md, "streamt/started_at"),
+                               entry.timestamp), _ts(_md(md, "streamt/ended_at"), entry.timestamp), None,
+                               entry.run_id, str(_md(md, "error", "")))
+        if best is not None:
+            out[name] = best
+    return out
+
+
+def last_checks(loaded: LoadedProject, instance: dg.DagsterInstance) -> list[LastCheck]:
+    out = []
+    for name, test in sorted(loaded.project.tests.items()):
+        asset = dg.AssetKey([test.model]) if test.model else dg.AssetKey(["sources", str(test.source)])
+        record = instance.get_latest_asset_check_evaluation_record(dg.AssetCheckKey(asset, name))
+        ev = record.evaluation if record is not None else None
+        severity = str(ev.severity.value).lower() if ev is not None else (test.severity or "error")
+        at = datetime.fromtimestamp(record.create_timestamp, tz=UTC) if record is not None else None
+        out.append(LastCheck(name, f"{'model' if test.model else 'source'}.{test.model or test.source}",
+                             ev.passed if ev is not None else None, severity, at))
+    return out
