@@ -31,7 +31,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_validate_ok(example: Path) -> None:
     r = streamt("validate", "-p", str(example))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "Project shop (1.0.0): 2 sources, 5 models, 5 tests, 2 exposures, 1 schedule(s)" in r.stdout
+    assert "Project shop (1.0.0): 2 sources, 5 models, 6 tests, 2 exposures, 1 schedule(s)" in r.stdout
     assert r.stdout.strip().endswith("✓ valid: 0 error(s), 0 warning(s)")
 
 
