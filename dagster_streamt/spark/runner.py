@@ -99,8 +99,21 @@ def _skip_cause(project: Project, name: str, ups: set[str], blocked: Mapping[str
     return None
 
 
+# Infrastructure hiccups that say nothing about the model: retried once. A loaded Spark Connect server
+# may be slow to start the Python worker of a foreachBatch (seen here under heavy load).
+TRANSIENT = ("Python worker failed to connect back",)
+
+
 def run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelResult:
     """Run one model; any error becomes a failed result with one clear line (never raises)."""
+    result = _run_one(ctx, name, full_refresh)
+    if not result.ok and result.error and any(t in result.error for t in TRANSIENT):
+        log.warning("model %s: transient Spark error, retrying once: %s", name, result.error)
+        result = _run_one(ctx, name, full_refresh=False)
+    return result
+
+
+def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelResult:
     start = time.monotonic()
     model = ctx.project.models.get(name)
     if model is None:
