@@ -15,7 +15,10 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
-SPEC_DIR = Path(os.environ.get("OPENLINEAGE_SPEC_DIR", "/work/shared/openlineage-spec"))
+# ../shared/openlineage-spec beside the repository (as on every machine and in CI); overridable.
+_BESIDE = Path(__file__).resolve().parents[2].parent / "shared" / "openlineage-spec"
+SPEC_DIR = Path(os.environ.get("OPENLINEAGE_SPEC_DIR") or (
+    _BESIDE if _BESIDE.is_dir() else "/work/shared/openlineage-spec"))
 
 RUN_FACETS = {"parent": "ParentRunFacet", "processing_engine": "ProcessingEngineRunFacet",
               "nominalTime": "NominalTimeRunFacet", "errorMessage": "ErrorMessageRunFacet"}
