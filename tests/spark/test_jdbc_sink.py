@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.spark import ProjectPaths
+from dagster_streamt.spark import ProjectPaths, Warehouse
 
 from ..conftest import POSTGRES_JAR
-from .helpers import jsonl, run
+from .helpers import jsonl, rows, run
 
 pytestmark = pytest.mark.spark
 
@@ -116,3 +116,18 @@ def test_streaming_jdbc_sink_skips_replayed_batch(spark: Any, tmp_project: Any, 
     assert second.ok, second.error
     assert (commits / "0").is_file()
     assert [r["order_id"] for r in _read(spark, postgres_url, "stream_orders")] == [1, 2, 3]
+
+
+def test_jdbc_source(spark: Any, tmp_project: Any, postgres_url: str) -> None:
+    spark.createDataFrame([(10, 1.5), (11, 2.5), (12, -1.0)], "order_id bigint, amount double") \
+        .write.format("jdbc").options(**_options(postgres_url, "public.src_orders")).mode("overwrite").save()
+    project = tmp_project({
+        "sources": [{"name": "pg_orders", "format": "jdbc", "options": _options(postgres_url, "public.src_orders")}],
+        "models": [{"name": "positive", "sql": 'SELECT order_id, amount FROM {{ source("pg_orders") }} '
+                                               "WHERE amount > 0"}],
+    })
+    result = run(spark, project)["positive"]
+    assert result.ok, result.error
+    assert result.input_rows == 3 and result.rows_written == 2
+    out = rows(spark, Warehouse.for_project(project).table_location("positive"))
+    assert sorted(r["order_id"] for r in out) == [10, 11]
