@@ -11,6 +11,8 @@ import gc
 import hashlib
 import os
 import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,19 @@ def _env_digest(used: dict[str, str | None]) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Unpickling a big cache creates millions of objects; the cyclic GC would rescan them again and
+    again (5x slower at 10,000 models). Nothing cyclic is garbage while we load."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _read_cache(root: Path, key: str) -> LoadedProject | None:
     path = root / CACHE_FILE
     try:
@@ -81,7 +96,8 @@ def _read_cache(root: Path, key: str) -> LoadedProject | None:
             stored_key, env_names, env_digest = pickle.load(fh)  # a small header: check before the payload
             if stored_key != key or _env_digest(dict.fromkeys(env_names)) != env_digest:
                 return None
-            loaded: LoadedProject = pickle.load(fh)
+            with gc_paused():
+                loaded: LoadedProject = pickle.load(fh)
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
         return None
     loaded.project.root = root
@@ -209,7 +225,8 @@ def load_graph(project_dir: str | Path, env: str | None = None) -> Graph:
             with (root / GRAPH_CACHE_FILE).open("rb") as fh:
                 stored_key, env_names, env_digest = pickle.load(fh)
                 if stored_key == key and _env_digest(dict.fromkeys(env_names)) == env_digest:
-                    graph: Graph = pickle.load(fh)
+                    with gc_paused():
+                        graph: Graph = pickle.load(fh)
                     return graph
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
         pass

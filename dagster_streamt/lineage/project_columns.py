@@ -12,7 +12,7 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..api import LoadedProject
+from ..api import LoadedProject, gc_paused
 from ..compile.compiled import relation_name
 from ..graph.graph import split_id
 from .columns import ProjectColumnLineage, analyze_columns, lineage_cache_key
@@ -46,7 +46,8 @@ def column_lineage(loaded: LoadedProject, *, use_cache: bool = True) -> ProjectC
             with path.open("rb") as fh:
                 stored_key = pickle.load(fh)
                 if stored_key == key:
-                    cached: ProjectColumnLineage = pickle.load(fh)
+                    with gc_paused():
+                        cached: ProjectColumnLineage = pickle.load(fh)
                     return cached
         except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
             pass
