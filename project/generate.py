@@ -82,7 +82,8 @@ def main() -> None:
     for k in range(args.files):
         file_no = first_file + k
         rng = random.Random(args.seed * 1000 + file_no)
-        n, m = write_orders(orders_dir, args.orders, args.customers, rng, (file_no - 1) * args.orders + 1, file_no)
+        first_id = (file_no - 1) * 10_000_000 + 1  # each file owns an id range: appended files never collide
+        n, m = write_orders(orders_dir, args.orders, args.customers, rng, first_id, file_no)
         total, bad = total + n, bad + m
     print(f"wrote {total} order lines ({bad} malformed) in {args.files} file(s) to {orders_dir}"
           + ("" if args.append else f", {args.customers} customers"))

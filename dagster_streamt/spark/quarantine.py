@@ -67,8 +67,12 @@ def quarantine_batch(spark: SparkSession, warehouse: Warehouse, read: SourceRead
     obs = Observation(f"streamt_quarantine_{read.source.name}_{run_id}")
     observed = read.df.observe(obs, F.count(F.lit(1)).alias("rows"),
                                F.count(F.when(is_corrupt(), 1)).alias("bad"))
-    bad = bad_rows(read.source, read.data_columns, observed, run_id)
-    append_new(spark, warehouse.quarantine_dir(read.source.name), bad)
+    bad = bad_rows(read.source, read.data_columns, observed, run_id).cache()
+    try:
+        if bad.count():  # the one pass (it fills the observation); most runs have nothing to quarantine
+            append_new(spark, warehouse.quarantine_dir(read.source.name), bad)
+    finally:
+        bad.unpersist()
     metrics = obs.get
     return int(metrics.get("rows") or 0), int(metrics.get("bad") or 0)
 
@@ -83,8 +87,12 @@ class _QuarantineBatch:
     run_id: str
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        rows = bad_rows(self.source, self.data_columns, batch, self.run_id)
-        append_new(batch.sparkSession, Path(self.target), rows)
+        rows = bad_rows(self.source, self.data_columns, batch, self.run_id).cache()
+        try:
+            if not rows.isEmpty():  # no read of the quarantine folder, no empty file, for clean batches
+                append_new(batch.sparkSession, Path(self.target), rows)
+        finally:
+            rows.unpersist()
 
 
 def quarantine_stream(spark: SparkSession, paths: ProjectPaths, warehouse: Warehouse, read: SourceRead,
