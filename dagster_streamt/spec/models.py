@@ -21,6 +21,13 @@ FILE_FORMATS = ("json", "csv", "parquet", "orc", "text", "avro")
 SOURCE_FORMATS = (*FILE_FORMATS, "table", "rate", "kafka", "jdbc", "delta")
 
 
+def stringify_options(v: Any) -> Any:
+    """Spark options and conf are strings: YAML's ``true``/``4`` become ``"true"``/``"4"``."""
+    if isinstance(v, dict):
+        return {str(k): ("true" if x is True else "false" if x is False else str(x)) for k, x in v.items()}
+    return v
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -51,9 +58,7 @@ class SparkRuntime(Strict):
     @field_validator("conf", mode="before")
     @classmethod
     def _stringify(cls, v: Any) -> Any:
-        if isinstance(v, dict):
-            return {str(k): ("true" if x is True else "false" if x is False else str(x)) for k, x in v.items()}
-        return v
+        return stringify_options(v)
 
     @field_validator("remote")
     @classmethod
@@ -197,9 +202,7 @@ class Source(Strict):
     @field_validator("options", mode="before")
     @classmethod
     def _stringify(cls, v: Any) -> Any:
-        if isinstance(v, dict):
-            return {str(k): ("true" if x is True else "false" if x is False else str(x)) for k, x in v.items()}
-        return v
+        return stringify_options(v)
 
     @model_validator(mode="after")
     def _check_location(self) -> Source:
@@ -254,9 +257,7 @@ class SinkConfig(Strict):
     @field_validator("options", mode="before")
     @classmethod
     def _stringify(cls, v: Any) -> Any:
-        if isinstance(v, dict):
-            return {str(k): ("true" if x is True else "false" if x is False else str(x)) for k, x in v.items()}
-        return v
+        return stringify_options(v)
 
 
 class SparkAdvanced(Strict):
