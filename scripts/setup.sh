@@ -27,5 +27,5 @@ if [ ! -f /usr/share/java/postgresql.jar ] || ! ls /usr/lib/postgresql/*/bin/pg_
   apt_install postgresql libpostgresql-jdbc-java || echo "setup: PostgreSQL unavailable; JDBC tests will skip" >&2
 fi
 
-python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 echo "setup: done ($(java -version 2>&1 | head -1); $(python3 -c 'import pyspark; print("pyspark", pyspark.__version__)'))"
