@@ -106,9 +106,11 @@ def _emit_lineage(loaded: object, instance: object, run_id: str) -> str:
 
 def _failure_reasons(result: object) -> list[str]:
     """Why the Dagster run failed, one line each (model errors were already printed above)."""
+    from dagster._core.events import DagsterEventType
+
     out: list[str] = []
     for event in getattr(result, "all_events", []):
-        if event.event_type_value in ("STEP_FAILURE", "RUN_FAILURE"):
+        if event.event_type in (DagsterEventType.STEP_FAILURE, DagsterEventType.RUN_FAILURE):
             error = getattr(event.event_specific_data, "error", None)
             text = (error.message if error else event.message or "").strip().splitlines()
             if text and text[0] not in out:

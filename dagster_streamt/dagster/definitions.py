@@ -9,6 +9,7 @@ import dagster as dg
 from ..api import LoadedProject, load
 from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
+from .alerts import build_failure_sensor
 from .assets import build_models_asset
 from .checks import build_source_checks
 from .lineage_sensor import build_lineage_sensor
@@ -39,5 +40,6 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
     resource = spark or SparkResource(project_dir=str(loaded.project.root), env=loaded.project.env)
     source_checks = build_source_checks(loaded, t)
     return dg.Definitions(assets=assets, asset_checks=[source_checks] if source_checks else [],
-                          schedules=build_schedules(loaded, t), sensors=[build_lineage_sensor(loaded)],
+                          schedules=build_schedules(loaded, t),
+                          sensors=[build_lineage_sensor(loaded), build_failure_sensor(loaded)],
                           resources={"spark": resource})
