@@ -60,3 +60,19 @@ def test_automation_conditions_on_models(tmp_path: Path) -> None:
     assert report == dg.AutomationCondition.eager()
     assert digest == dg.AutomationCondition.on_cron("0 * * * *")
     assert graph.get(dg.AssetKey(["unrelated"])).automation_condition is None
+
+
+def test_freshness_policies_on_sources_and_models(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    files = dict(FILES)
+    files["sources/s.yml"] = ("sources:\n  - name: s\n    format: json\n    path: d\n    columns: [{name: a}]\n"
+                              "    freshness: {warn_after: 1h, error_after: 6h}\n")
+    files["models/extra.yml"] = ("models:\n  - name: legacy_sla\n    freshness: {max_lag_seconds: 300}\n"
+                                 "    sql: SELECT a FROM {{ source('s') }}\n")
+    graph = build_definitions(write_project(tmp_path, files)).resolve_asset_graph()
+    src = graph.get(dg.AssetKey(["sources", "s"])).freshness_policy
+    assert src == dg.FreshnessPolicy.time_window(fail_window=timedelta(hours=6), warn_window=timedelta(hours=1))
+    legacy = graph.get(dg.AssetKey(["legacy_sla"])).freshness_policy
+    assert legacy == dg.FreshnessPolicy.time_window(fail_window=timedelta(seconds=300))
+    assert graph.get(dg.AssetKey(["report"])).freshness_policy is None

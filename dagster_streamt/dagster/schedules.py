@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import dagster as dg
 
 from ..api import LoadedProject
 from ..graph.select import select
-from ..spec.models import Model
+from ..spec.models import Freshness, Model
 from .translator import StreamtTranslator
 
 
@@ -36,3 +38,20 @@ def automation_condition(model: Model) -> dg.AutomationCondition | None:
     if a.eager:
         return dg.AutomationCondition.eager()
     return None
+
+
+def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
+    """``freshness: {warn_after, error_after}`` (or streamt's seconds) as a Dagster 1.13 time-window
+    freshness policy: the asset is late once its last update is older than the window."""
+    if fresh is None:
+        return None
+    from ..checks.params import parse_duration
+
+    fail = parse_duration(fresh.error_after) if fresh.error_after else fresh.max_lag_seconds
+    warn = parse_duration(fresh.warn_after) if fresh.warn_after else fresh.warn_after_seconds
+    if fail is None:
+        fail, warn = warn, None
+    if fail is None:
+        return None
+    warn_td = timedelta(seconds=float(warn)) if warn is not None and float(warn) < float(fail) else None
+    return dg.FreshnessPolicy.time_window(fail_window=timedelta(seconds=float(fail)), warn_window=warn_td)

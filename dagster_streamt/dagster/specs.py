@@ -7,7 +7,7 @@ import dagster as dg
 from ..api import LoadedProject
 from ..lineage.columns import ProjectColumnLineage
 from ..lineage.project_columns import inferred_types
-from .schedules import automation_condition
+from .schedules import automation_condition, freshness_policy
 from .translator import StreamtTranslator
 
 
@@ -83,6 +83,7 @@ def model_specs(loaded: LoadedProject, t: StreamtTranslator,
             metadata=metadata,
             skippable=True,
             automation_condition=automation_condition(model),
+            freshness_policy=freshness_policy(model.freshness),
         )
     return specs
 
@@ -102,6 +103,7 @@ def source_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSp
         out.append(dg.AssetSpec(
             key=t.get_source_key(s), description=s.description, group_name="sources", owners=t.get_owners(s),
             tags=t.get_tags(s), kinds=t.get_source_kinds(s), metadata=md,
+            freshness_policy=freshness_policy(s.freshness),
         ))
     return out
 
