@@ -8,8 +8,6 @@ from .graph.graph import Graph, node_id
 from .spec.errors import Diagnostics
 from .spec.project import Project
 
-SENSITIVE = ("sensitive", "highly_sensitive", "pii", "confidential")
-
 
 def check_rules(project: Project, graph: Graph) -> Diagnostics:
     diags = Diagnostics()

@@ -8,7 +8,7 @@ import click
 
 from ..graph.graph import Graph
 from ..spec.suggest import did_you_mean
-from .common import EXIT_USAGE, graph_or_exit, guarded, load_or_exit, project_options
+from .common import graph_or_exit, guarded, load_or_exit, project_options
 
 
 def _focus(graph: Graph, name: str) -> str:
@@ -203,5 +203,3 @@ def _column_views(loaded: object, model: str | None, column: str | None, list_co
     render = {"ascii": cr.column_ascii, "json": cr.column_json, "mermaid": cr.column_mermaid}[fmt]
     return render(lineage, rel, col, upstream, downstream, direct_only)
 
-
-_ = EXIT_USAGE

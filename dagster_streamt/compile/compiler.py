@@ -14,7 +14,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
-from ..spec.envvars import EnvResolver, read_dotenv
+from ..spec.envvars import EnvResolver, project_dotenv
 from ..spec.errors import Diagnostics, Severity
 from ..spec.models import Model
 from ..spec.project import Project
@@ -25,10 +25,7 @@ from .sqlparse import ParseSummary, summarize, summarize_many
 
 
 def project_resolver(project: Project) -> EnvResolver:
-    dotenv = read_dotenv(project.root / ".env")
-    if project.env:
-        dotenv.update(read_dotenv(project.root / f".env.{project.env}"))
-    return EnvResolver(dotenv)
+    return EnvResolver(project_dotenv(project.root, project.env))
 
 
 def _line_in(template: str, needle: str) -> int:

@@ -82,9 +82,6 @@ class Graph:
     def edges(self) -> list[tuple[str, str]]:
         return [(s, d) for s in self.nodes for d in self._sorted_down.get(s, ())]
 
-    def ids_named(self, name: str) -> list[str]:
-        return list(self._by_name.get(name, []))
-
     def resolve(self, name_or_id: str) -> str | None:
         """Typed id, or a bare name (a model wins over a source or exposure of the same name)."""
         if name_or_id in self.nodes:

@@ -11,7 +11,7 @@ import fnmatch
 import re
 
 from ..spec.suggest import did_you_mean
-from .graph import Graph, node_id
+from .graph import Graph
 
 _TERM = re.compile(r"^(?P<up>\+)?(?P<body>[^+]+?)(?P<down>\+)?$")
 METHODS = ("tag", "owner", "materialized", "model", "source", "exposure", "test", "type")
@@ -77,7 +77,3 @@ def select(graph: Graph, expression: str, types: tuple[str, ...] | None = ("mode
     if types is not None:
         out = {n for n in out if graph.nodes[n].type in types}
     return sorted(out)
-
-
-def model_id(name: str) -> str:
-    return node_id("model", name)

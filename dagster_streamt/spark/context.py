@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
-from ..spec.envvars import EnvResolver, read_dotenv
+from ..spec.envvars import EnvResolver, project_dotenv
 from ..spec.models import Model
 from ..spec.project import Project
 from .paths import ProjectPaths
@@ -54,7 +54,7 @@ class RunContext:
     def create(cls, spark: SparkSession, project: Project) -> RunContext:
         paths = ProjectPaths.from_project(project)
         return cls(spark=spark, project=project, paths=paths, warehouse=Warehouse(paths.warehouse),
-                   resolver=EnvResolver(read_dotenv(project.root / ".env")),
+                   resolver=EnvResolver(project_dotenv(project.root, project.env)),
                    run_id=uuid.uuid4().hex[:12])
 
     @property

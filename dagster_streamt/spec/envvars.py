@@ -46,6 +46,15 @@ def read_dotenv(path: Path) -> dict[str, str]:
     return out
 
 
+def project_dotenv(root: Path, env: str | None) -> dict[str, str]:
+    """``.env`` then ``.env.<env>`` (which wins) in the project folder: one place decides, so
+    validation, compilation and Spark runs see the same variables."""
+    values = read_dotenv(root / ".env")
+    if env:
+        values.update(read_dotenv(root / f".env.{env}"))
+    return values
+
+
 class EnvResolver:
     """Looks variables up (process env over ``.env``), records what was used and what is secret."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .envvars import EnvResolver, is_secret_key, read_dotenv, walk_strings
+from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
 from .errors import Diagnostics, Severity
 from .models import (
     LEGACY_MATERIALIZATIONS,
@@ -107,10 +107,7 @@ class _Loader:
             self.diags.add("STR003", "no stream_project.yml (or .yaml) in the project directory",
                            file=str(self.root), hint="create stream_project.yml or pass the right folder with -p")
             return None
-        dotenv = read_dotenv(self.root / ".env")
-        if self.env:
-            dotenv.update(read_dotenv(self.root / f".env.{self.env}"))
-        self.resolver = EnvResolver(dotenv, self.environ)
+        self.resolver = EnvResolver(project_dotenv(self.root, self.env), self.environ)
 
         loaded = self.read(root_file)
         root_data, root_lm = loaded if loaded else (None, LineMap(self.rel(root_file)))

@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN, min_length=1, max_length=200)]
 
-Materialization = Literal["table", "view", "stream", "sink"]
 # streamt's Kafka/Flink materializations, accepted and mapped to their Spark equivalent.
 LEGACY_MATERIALIZATIONS: dict[str, str] = {"topic": "stream", "flink": "stream", "virtual_topic": "view"}
 FILE_FORMATS = ("json", "csv", "parquet", "orc", "text", "avro")

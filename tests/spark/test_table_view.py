@@ -83,3 +83,23 @@ def test_selected_model_reads_unmaterialized_input_clearly(spark: Any, tmp_proje
     assert result.status == "failed"
     assert "big_orders has not been materialized yet" in result.error
     assert "streamt run big_orders" in result.error
+
+
+def test_environment_dotenv_reaches_the_spark_run(spark: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    """A variable from `.env.<env>` renders the same at run time as at validate time."""
+    from dagster_streamt.spec.loader import load_project
+
+    from ..conftest import write_project
+
+    monkeypatch.delenv("REGION", raising=False)
+    root = write_project(tmp_path / "envproj", {
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": [{"name": "id", "type": "bigint"}]}],
+        "models": [{"name": "tagged",
+                    "sql": "SELECT id, '{{ env_var(\"REGION\") }}' AS region FROM {{ source(\"raw\") }}"}],
+    }, {"in/a.json": '{"id": 1}\n', ".env": "REGION=default\n", ".env.prod": "REGION=eu\n",
+        "environments/prod.yml": "vars: {}\n"})
+    project, diags = load_project(root, env="prod")
+    assert project is not None and not diags.has_errors
+    result = run(spark, project)["tagged"]
+    assert result.ok, result.error
+    assert rows(spark, Warehouse.for_project(project).table_location("tagged")) == [{"id": 1, "region": "eu"}]
