@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 import uuid
@@ -43,7 +42,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..spark.locks import FileLock
-from ..spark.paths import ProjectPaths
+from ..spark.paths import ProjectPaths, partition_folder
 from ..spark.results import ModelResult
 from ..spark.warehouse import RegistryEntry, Warehouse
 from ..spec.models import Test
@@ -77,10 +76,6 @@ AGGREGATE_VIOLATIONS: dict[str, str] = {
     "max_lag": "lag_exceeded",
     "throughput": "throughput_out_of_bounds",
 }
-# Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).
-_UNSAFE = re.compile(r"[\x00-\x1f\"#%'*/:=?\\\x7f{\[\]^]")
-
-
 def violations_name(model: str) -> str:
     return f"{model}__violations"
 
@@ -90,19 +85,12 @@ def violations_dir(project: Project, model: str) -> Path:
     return Warehouse.for_project(project).root / violations_name(model)
 
 
-def _escape(value: str) -> str:
-    """A partition value as Spark writes it in a folder name (and unescapes when reading)."""
-    if not value:
-        raise ValueError("partition values (run id, test name) must not be empty")
-    return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", value)
-
-
 def _run_part(run_id: str) -> str:
-    return f"run_id={_escape(run_id)}"
+    return partition_folder("run_id", run_id)
 
 
 def _test_rel(run_id: str, test: str) -> str:
-    return f"{_run_part(run_id)}/test={_escape(test)}"
+    return f"{_run_part(run_id)}/{partition_folder('test', test)}"
 
 
 # -- small files: written atomically, so a crash leaves the old or the new content ----------------

@@ -92,6 +92,12 @@ class _Compiler:
             hint = did_you_mean(src, self.source_names) or f"declare a source named {src!r}{extra}"
             self.diags.add("REF002", f"model {name!r} references unknown source {src!r}{extra}", file=f, line=ln,
                            hint=hint)
+        if rendered.uses_partition and model.partitioned_by is None:
+            first = next((i for i, text in enumerate(model.sql.splitlines(), 1) if "partition_" in text), 1)
+            f, ln = self.sql_line(name, first)
+            self.diags.add("STR060", f"model {name!r} uses partition variables but has no `partitioned_by`",
+                           file=f, line=ln, hint="add `partitioned_by: {column: ..., granularity: day, start: "
+                           "2026-01-01}` to the model, or remove {{ partition_start }} / {{ partition_end }}")
         if not rendered.refs and not rendered.sources and mat != "sink":
             self.diags.add("REF007", f"model {name!r} reads no source or model, so it has no lineage",
                            file=file, line=line, severity=Severity.WARNING,

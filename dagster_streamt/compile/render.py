@@ -19,9 +19,12 @@ from .compiled import relation_name
 
 RelationFn = Callable[[str, str], str]  # (kind: "model" | "source", name) -> SQL text
 
+# What partition variables render to when no run is in progress (validate, compile, lineage).
 PARTITION_PLACEHOLDERS = {
     "partition_start": "TIMESTAMP '1970-01-01 00:00:00'",
     "partition_end": "TIMESTAMP '1970-01-02 00:00:00'",
+    "partition_key": "'1970-01-01'",
+    "partition_keys": "('1970-01-01')",
 }
 
 

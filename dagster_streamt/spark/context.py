@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from ..spec.envvars import EnvResolver, project_dotenv
 from ..spec.models import Model
 from ..spec.project import Project
+from .partitions import PartitionScope
 from .paths import ProjectPaths
 from .session import is_connect
 from .warehouse import Warehouse
@@ -49,6 +50,7 @@ class RunContext:
     run_id: str
     per_run: Memo = field(default_factory=Memo)  # source quarantine and row counts
     per_session: Memo = field(default_factory=Memo)  # temporary views registered in `spark`
+    partition: PartitionScope | None = None  # the partitions this run writes (partitioned models only)
 
     @classmethod
     def create(cls, spark: SparkSession, project: Project) -> RunContext:
@@ -63,14 +65,19 @@ class RunContext:
 
     def for_model(self, model: Model) -> RunContext:
         """The context a model runs in: a child session when it overrides Spark settings
-        (``advanced.spark.conf`` / ``shuffle_partitions``), so other models keep theirs."""
+        (``advanced.spark.conf`` / ``shuffle_partitions``, or a partition time zone), so other models keep
+        theirs. Only a partitioned model sees the run's partitions."""
+        base = self if model.partitioned_by is not None or self.partition is None else replace(self, partition=None)
         adv = model.advanced.spark
         conf = dict(adv.conf)
         if adv.shuffle_partitions:
             conf["spark.sql.shuffle.partitions"] = str(adv.shuffle_partitions)
+        pb = model.partitioned_by
+        if pb is not None and pb.values is None and self.spark.conf.get("spark.sql.session.timeZone") != pb.timezone:
+            conf.setdefault("spark.sql.session.timeZone", pb.timezone)  # time keys are local dates/hours
         if not conf:
-            return self
+            return base
         child = self.spark.cloneSession() if self.connect else self.spark.newSession()  # type: ignore[attr-defined]
         for key, value in conf.items():
             child.conf.set(key, value)
-        return replace(self, spark=child, per_session=Memo())
+        return replace(base, spark=child, per_session=Memo())

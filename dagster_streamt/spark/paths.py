@@ -3,12 +3,22 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec.project import Project
 
 STATE_DIR = ".streamt"
+# Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).
+_UNSAFE = re.compile(r"[\x00-\x1f\"#%'*/:=?\\\x7f{\[\]^]")
+
+
+def partition_folder(column: str, value: str) -> str:
+    """``column=value`` as Spark names a Hive-style partition folder (and unescapes when reading)."""
+    if not value:
+        raise ValueError("partition values must not be empty")
+    return f"{column}={_UNSAFE.sub(lambda m: f'%{ord(m.group()):02X}', value)}"
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,18 @@ from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
 
 from ..compile.render import RenderError, render_sql
 from ..spec.models import Model
 from ..spec.project import Project
 from .context import RunContext
 from .errors import ModelRunError
+from .partitions import KEY_COLUMN, signature
 from .progress import IN_PREFIX
 from .quarantine import quarantine_batch, quarantine_stream
 from .sources import can_stream, read_source, valid_rows
+from .warehouse import RegistryEntry
 
 Mode = Literal["batch", "stream"]
 
@@ -37,6 +40,7 @@ class Input:
     view: str  # temporary view name the SQL reads
     watermark: tuple[str, str] | None = None  # (event-time column, delay) for stream inputs
     own_watermark: bool = True  # False: borrowed from the consuming model's event_time
+    keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,10 @@ def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mo
         if up.materialized == "sink":
             return (f"model {consumer.name} reads {name}, a sink: sinks write to external systems and cannot be "
                     f"read; ref the sink's input model instead")
+        scope = ctx.partition
+        if scope is not None and consumer.partitioned_by is not None and up.partitioned_by is not None \
+                and signature(up.partitioned_by) == scope.signature:  # same partitions: read the run's window
+            return Input(kind, name, "batch", f"{name}__window", keys=scope.keys)
         appends = up.materialized == "stream" and (up.advanced.spark.output_mode or "append") == "append"
         streams = mode == "stream" and (appends or up.materialized == "view")
         event_time = up.event_time
@@ -106,8 +114,10 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
     sql = template if template is not None else model.sql
     if not sql:
         raise ModelRunError(f"model {model.name} has no `sql:`", model.name)
+    partition = ctx.partition.variables() if ctx.partition is not None and model.partitioned_by else {}
     try:
-        result = render_sql(model.name, sql, variables=ctx.project.vars, resolver=ctx.resolver, relation=relation)
+        result = render_sql(model.name, sql, variables=ctx.project.vars, resolver=ctx.resolver, relation=relation,
+                            partition=partition)
     except RenderError as exc:
         raise ModelRunError(f"model {model.name}: {exc} (line {exc.lineno} of its SQL)", model.name) from None
     if result.missing_vars:
@@ -199,16 +209,34 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
             stats = stats + ensure(ctx, Input(kind, name, "batch", name))
         ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(inp.view)} AS {entry.sql}")
         return stats
-    location = ctx.warehouse.table_location(inp.name)
-    if location is None:
-        raise not_materialized(inp.name)
-    reader = ctx.spark.read.format(entry.format).options(**entry.options)
-    schema = entry.schema()
-    if schema is not None:
-        reader = reader.schema(schema)
-    df = reader.load(str(location))
+    if entry.layout == "partitioned":
+        df = _read_partitions(ctx, entry, inp)
+        location = ctx.warehouse.data_dir(inp.name)
+    else:
+        location = ctx.warehouse.table_location(inp.name)
+        if location is None:
+            raise not_materialized(inp.name)
+        reader = ctx.spark.read.format(entry.format).options(**entry.options)
+        schema = entry.schema()
+        if schema is not None:
+            reader = reader.schema(schema)
+        df = reader.load(str(location))
     df.createOrReplaceTempView(inp.view)
-    return ctx.per_run.get(("model-rows", inp.name, str(location)), lambda: InputStats(df.count()))
+    return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
+
+
+def _read_partitions(ctx: RunContext, entry: RegistryEntry, inp: Input) -> DataFrame:
+    """A partitioned table without its partition column; only ``inp.keys`` when given (folders of
+    other partitions are never listed: partition pruning)."""
+    data = ctx.warehouse.data_dir(inp.name)
+    schema = entry.schema()
+    if schema is None or not data.is_dir():
+        raise not_materialized(inp.name)
+    df = (ctx.spark.read.format(entry.format).options(**entry.options).option("basePath", str(data))
+          .schema(schema.add(KEY_COLUMN, StringType())).load(str(data)))
+    if inp.keys is not None:
+        df = df.filter(F.col(KEY_COLUMN).isin(list(inp.keys)))
+    return df.drop(KEY_COLUMN)
 
 
 def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:

@@ -26,6 +26,8 @@ class ModelResult:
     quarantined_rows: int = 0  # malformed input records diverted to <source>__quarantine
     error: str | None = None  # why it failed or was skipped
     sql: str | None = None  # the Spark SQL that ran (rendered against this run's views)
+    partitions: list[str] | None = None  # partition keys this run replaced (partitioned tables)
+    rows_outside_partitions: int = 0  # output rows that belong to no partition of this run (not written)
 
     @property
     def ok(self) -> bool:

@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 
 from pyspark.sql import SparkSession
 
@@ -14,6 +15,7 @@ from ..spec.models import Model
 from ..spec.project import Project
 from .context import RunContext
 from .errors import describe_exception
+from .partitions import PartitionScope
 from .results import ModelResult, failed, skipped
 from .sink import materialize_sink
 from .state import check_project_root
@@ -35,16 +37,18 @@ MAX_PARALLEL = 8
 
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
                upstream: Mapping[str, set[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
-               blocked: dict[str, str] | None = None) -> Iterator[ModelResult]:
+               blocked: dict[str, str] | None = None,
+               partition: PartitionScope | None = None) -> Iterator[ModelResult]:
     """Run ``models`` (topological order); yield one :class:`ModelResult` per model as it finishes.
 
     ``levels`` groups models that may run at the same time; ``upstream[m]`` are the models ``m`` reads
     (names outside ``models`` are read from the warehouse). ``full_refresh`` models start over.
     ``blocked`` lets the caller stop a finished model's downstream (a failed blocking check): entries
-    added while a result is being consumed apply to every later level.
+    added while a result is being consumed apply to every later level. ``partition``: the partitions
+    this run writes of the partitioned models in ``models`` (they all share one partitioning).
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
     """
-    ctx = RunContext.create(spark, project)
+    ctx = replace(RunContext.create(spark, project), partition=partition)
     check_project_root(ctx.paths, frozenset(full_refresh))
     return _run(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
                 blocked if blocked is not None else {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 
 from ..spec.models import Model
@@ -14,7 +15,12 @@ from .warehouse import RegistryEntry
 
 def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
     """Write a new version, then swap ``_CURRENT``: readers see the old or the new table, never half.
-    A table is rebuilt from scratch on every run, so ``full_refresh`` changes nothing."""
+    A table is rebuilt from scratch on every run, so ``full_refresh`` changes nothing.
+    A partitioned table replaces only the run's partitions instead."""
+    if model.partitioned_by is not None:
+        from .partitioned_table import materialize_partitions
+
+        return materialize_partitions(ctx, model, full_refresh)
     start = time.monotonic()
     rendered = render(ctx, model, "batch")
     stats = register(ctx, rendered)
@@ -29,7 +35,10 @@ def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False)
             writer = writer.partitionBy(*adv.partition_by)
         writer.save(path)
 
+    previous = ctx.warehouse.read_entry(model.name)
     location = ctx.warehouse.write_version(model.name, write)
+    if previous is not None and previous.layout == "partitioned":  # no longer partitioned: old folders go
+        shutil.rmtree(ctx.warehouse.data_dir(model.name), ignore_errors=True)
     ctx.warehouse.write_entry(RegistryEntry(name=model.name, kind="table", layout="versioned", format=adv.format,
                                             schema_json=df.schema.json(), options=options))
     return ModelResult(model=model.name, materialized="table", status="success", rows_written=observed_rows(obs),

@@ -4,7 +4,8 @@ Layout under ``runtime.spark.warehouse``::
 
     <model>/v=<utc-time>-<id>/   a batch table version (Parquet by default)
     <model>/_CURRENT             names the readable version; swapped atomically with os.replace
-    <model>/data/                a stream model's file-sink output (``_spark_metadata`` = exactly-once)
+    <model>/data/                a stream model's file-sink output (``_spark_metadata`` = exactly-once),
+                                 or a partitioned table's ``streamt_partition=<key>/`` folders
     <source>__quarantine/data/   malformed records of a source, appended
     _registry/<model>.json       kind, layout, format, schema; a view's SQL and inputs
 
@@ -38,13 +39,14 @@ REGISTRY = "_registry"
 class RegistryEntry:
     name: str
     kind: str  # table | view | stream | sink
-    layout: str  # versioned | stream | view | external
+    layout: str  # versioned | stream | view | external | partitioned
     format: str = "parquet"
     schema_json: str | None = None
     sql: str | None = None  # a view's SQL, rendered against batch view names
     inputs: list[list[str]] = field(default_factory=list)  # a view's inputs: [kind, name]
     options: dict[str, str] = field(default_factory=dict)  # read options (csv header ...)
     location: str | None = None  # external target of a sink
+    partitioning: str | None = None  # a partitioned table's partitions signature (layout "partitioned")
     updated_at: str = ""
 
     def schema(self) -> StructType | None:

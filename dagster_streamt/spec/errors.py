@@ -33,6 +33,8 @@ CODES: dict[str, str] = {
     "STR041": "legacy streamt materialization mapped to a Spark one",
     "STR050": "invalid cron expression",
     "STR051": "invalid regular expression",
+    "STR060": "partition variables in an unpartitioned model",
+    "STR070": "source freshness cannot be measured",
     "REF001": "reference to an unknown model",
     "REF002": "reference to an unknown source",
     "REF003": "test targets an unknown model or source",

@@ -1,0 +1,98 @@
+"""``materialized: table`` with ``partitioned_by``: a run replaces exactly its partitions.
+
+One query computes every partition of the run (a 30-day backfill reads its inputs once and writes
+once); rows are routed to ``streamt_partition=<key>/`` folders with Spark's dynamic partition
+overwrite, and a partition of the run that produced no rows is emptied, so re-running a partition
+never duplicates rows and never leaves stale ones.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+from pyspark.sql import Observation
+from pyspark.sql import functions as F
+
+from ..spec.models import Model
+from .context import RunContext
+from .errors import ModelRunError
+from .locks import FileLock
+from .output import format_options, schema_pairs
+from .partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
+from .paths import partition_folder
+from .relations import register, render
+from .results import ModelResult
+from .warehouse import POINTER, VERSION_PREFIX, RegistryEntry
+
+
+def _scope(ctx: RunContext, model: Model) -> PartitionScope:
+    pb = model.partitioned_by
+    assert pb is not None
+    scope = ctx.partition
+    if scope is None or not scope.keys:
+        raise ModelRunError(f"model {model.name} has {describe(pb)}, so it runs for chosen partitions: "
+                            f"`streamt backfill {model.name} --from ... --to ...` or a backfill in the Dagster UI",
+                            model.name)
+    if scope.signature != signature(pb):
+        raise ModelRunError(f"model {model.name}: this run is for other partitions than the model's "
+                            f"({describe(pb)}); run it on its own", model.name)
+    return scope
+
+
+def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
+    start = time.monotonic()
+    name = model.name
+    pb = model.partitioned_by
+    assert pb is not None and pb.column
+    scope = _scope(ctx, model)
+    rendered = render(ctx, model, "batch")
+    stats = register(ctx, rendered)
+    df = ctx.spark.sql(rendered.sql)
+    if pb.column not in df.columns:
+        raise ModelRunError(f"model {name}: partitioned_by column {pb.column!r} is not one of its output columns "
+                            f"({', '.join(df.columns)}); select it or fix `partitioned_by.column`", name)
+    if KEY_COLUMN in df.columns:
+        raise ModelRunError(f"model {name}: the output column name {KEY_COLUMN!r} is reserved for partition "
+                            "folders; rename it", name)
+    keys = list(scope.keys)
+    keyed = df.withColumn(KEY_COLUMN, key_expr(pb))
+    inside = F.col(KEY_COLUMN).isin(keys)
+    obs = Observation(f"streamt_partitions_{name}_{ctx.run_id}")
+    out = keyed.observe(obs, F.count(F.lit(1)).alias("all"), F.count(F.when(inside, 1)).alias("rows"),
+                        F.collect_set(F.when(inside, F.col(KEY_COLUMN))).alias("keys")).filter(inside)
+    adv = model.advanced.spark
+    options = format_options(adv.format)
+    sig = signature(pb)
+    model_dir = ctx.warehouse.model_dir(name)
+    data = ctx.warehouse.data_dir(name)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(model_dir / ".lock", wait=True, model=name):
+        entry = ctx.warehouse.read_entry(name)
+        if entry is not None and entry.layout == "partitioned" and entry.partitioning != sig and not full_refresh:
+            raise ModelRunError(f"model {name}: its partitioning changed since its stored partitions were written "
+                                f"(now {describe(pb)}); rebuild with a full refresh (`streamt backfill {name} "
+                                "--full-refresh ...` drops every stored partition first)", name)
+        if full_refresh or (entry is not None and entry.layout != "partitioned"):
+            _drop_stored(ctx, name)  # an unpartitioned table (or the old partitioning) is replaced
+        (out.write.format(adv.format).options(**options).mode("overwrite")
+         .option("partitionOverwriteMode", "dynamic").partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
+        metrics = obs.get
+        written = sorted(str(k) for k in metrics.get("keys") or [])
+        for key in set(keys) - set(written):  # the partition is now empty: drop its old rows
+            shutil.rmtree(data / partition_folder(KEY_COLUMN, key), ignore_errors=True)
+        ctx.warehouse.write_entry(RegistryEntry(name=name, kind="table", layout="partitioned", format=adv.format,
+                                                schema_json=df.schema.json(), options=options, partitioning=sig))
+    rows = int(metrics.get("rows") or 0)
+    return ModelResult(model=name, materialized="table", status="success", rows_written=rows,
+                       input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
+                       location=str(data), quarantined_rows=stats.quarantined, sql=rendered.sql,
+                       partitions=keys, rows_outside_partitions=int(metrics.get("all") or 0) - rows)
+
+
+def _drop_stored(ctx: RunContext, name: str) -> None:
+    model_dir = ctx.warehouse.model_dir(name)
+    (model_dir / POINTER).unlink(missing_ok=True)
+    for old in model_dir.glob(f"{VERSION_PREFIX}*"):
+        shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(ctx.warehouse.data_dir(name), ignore_errors=True)
