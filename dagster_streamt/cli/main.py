@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from .backfill_cmd import backfill
 from .compile_cmd import compile_
 from .lineage_cmd import lineage
 from .run_cmd import run
@@ -27,6 +28,7 @@ cli.add_command(validate)
 cli.add_command(compile_)
 cli.add_command(lineage)
 cli.add_command(run)
+cli.add_command(backfill)
 cli.add_command(status)
 cli.add_command(test)
 

@@ -13,7 +13,9 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from ..api import LoadedProject
+from ..spec.models import PartitionedBy
 from .checks import check_result, check_spec, tests_by_target
+from .partitions import backfill_policy, partitions_def, scope_of
 from .progress import CheckEvent, ModelEvent, emit
 from .resources import SparkResource
 from .translator import StreamtTranslator
@@ -44,21 +46,31 @@ def result_metadata(result: Any) -> dict[str, Any]:
         value = getattr(result, attr, None)
         if value is not None:
             md[attr] = round(float(value), 1)
+    if result.partitions:
+        md["partitions"] = ", ".join(result.partitions) if len(result.partitions) <= 10 else \
+            f"{result.partitions[0]} .. {result.partitions[-1]} ({len(result.partitions)})"
+    if result.rows_outside_partitions:
+        md["rows_outside_partitions"] = int(result.rows_outside_partitions)
     if result.sql:
         md["executed_sql"] = dg.MetadataValue.md(f"```sql\n{result.sql}\n```")
     return md
 
 
 def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
-                       translator: StreamtTranslator) -> dg.AssetsDefinition:
+                       translator: StreamtTranslator, *, name: str | None = None,
+                       partitioning: PartitionedBy | None = None) -> dg.AssetsDefinition:
+    """One subsettable multi-asset over ``specs``; models partitioned alike get their own
+    (``partitioning``), because a Dagster multi-asset has one partitions definition."""
     graph = loaded.graph
+    pdef = partitions_def(partitioning) if partitioning is not None else None
+    policy = backfill_policy(partitioning) if partitioning is not None else None
     name_of = {spec.key: name for name, spec in specs.items()}
     model_tests = {name: tests for (kind, name), tests in tests_by_target(loaded).items()
                    if kind == "model" and name in specs}
     check_specs = [check_spec(loaded, translator, test) for tests in model_tests.values() for test in tests]
 
-    @dg.multi_asset(name=f"{loaded.project.name}_models", specs=list(specs.values()), check_specs=check_specs,
-                    can_subset=True)
+    @dg.multi_asset(name=name or f"{loaded.project.name}_models", specs=list(specs.values()),
+                    check_specs=check_specs, can_subset=True, partitions_def=pdef, backfill_policy=policy)
     def models(context: AssetExecutionContext, spark: SparkResource) -> Iterator[Any]:
         from ..checks.execute import execute_test
         from ..spark.runner import run_models
@@ -97,17 +109,25 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                         for n in selected}
             refresh = {m for m in (context.run.tags.get(FULL_REFRESH_TAG) or "").split(",") if m}
             failed: list[str] = []
+            scope = scope_of(context, partitioning) if partitioning is not None else None
+            if scope is not None:
+                context.log.info(f"streamt: partitions {scope.label()}")
             for result in run_models(session, loaded.project, order, levels, upstream, full_refresh=refresh,
-                                     blocked=blocked):
+                                     blocked=blocked, partition=scope):
                 name = result.model
                 ended = time.time()
                 timing = {"streamt/started_at": round(ended - float(result.duration_s or 0.0), 3),
                           "streamt/ended_at": round(ended, 3)}
+                if scope is not None and scope.start is not None and scope.end is not None:
+                    timing["streamt/partition_window"] = [scope.start.timestamp(), scope.end.timestamp()]
                 emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
                                 str(result.error or "")))
                 if result.status == "success":
                     context.log.info(f"streamt: {name} materialized: {result.rows_written} rows in "
                                      f"{result.duration_s:.1f} s")
+                    if result.rows_outside_partitions:
+                        context.log.warning(f"streamt: {name}: {result.rows_outside_partitions} output row(s) belong "
+                                            "to no partition of this run and were not written")
                     yield dg.MaterializeResult(asset_key=specs[name].key,
                                                metadata={**result_metadata(result), **timing})
                     yield from run_checks(session, name, result)  # before any downstream model starts

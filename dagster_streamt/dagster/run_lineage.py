@@ -57,6 +57,7 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
     end_state, error = RunState.COMPLETE, None
     results: dict[str, tuple[SimpleNamespace, datetime, datetime]] = {}
     tests: list[Any] = []
+    partition_window: tuple[datetime, datetime] | None = None
     for rec in records:
         entry = rec.event_log_entry
         ev = entry.dagster_event
@@ -82,6 +83,9 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
             begin = _ts(_value(md, "streamt/started_at", entry.timestamp))
             finish = _ts(_value(md, "streamt/ended_at", entry.timestamp))
             results[name] = (_result(name, mat_kind, status, md), begin, finish)
+            window = _value(md, "streamt/partition_window")
+            if window:  # a partitioned run: nominalTime is its time window
+                partition_window = (_ts(float(window[0])), _ts(float(window[1])))
         elif ev.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             compact = _value(dict(ev.event_specific_data.metadata), "streamt/result")
             if compact:
@@ -97,7 +101,7 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
             reason = "run cancelled" if end_state is RunState.ABORT else f"not run: {error or 'run ended'}"
             results[name] = (_result(name, loaded.compiled.models[name].materialized, "skipped", {"error": reason}),
                              ended, ended)
-    drun = DagsterRun(run_id)
+    drun = DagsterRun(run_id, partition_window=partition_window)
     assertions = assertions_from_tests(loaded, [t for t, _ in tests])
     events: list[RunEvent] = [builder.run_event(drun, RunState.START, started)]
     for name, (result, begin, finish) in sorted(results.items(), key=lambda kv: (kv[1][1], kv[0])):

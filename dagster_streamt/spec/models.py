@@ -93,6 +93,17 @@ class Runtime(Strict):
     openlineage: OpenLineageRuntime = Field(default_factory=OpenLineageRuntime)
     kafka: KafkaRuntime | None = None
     alerts: AlertsRuntime = Field(default_factory=AlertsRuntime)
+    # when the `<project>_source_freshness` schedule runs the source freshness checks
+    freshness_checks_cron: str = "*/15 * * * *"
+
+    @field_validator("freshness_checks_cron")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        from croniter import croniter
+
+        if len(v.split()) != 5 or not croniter.is_valid(v):
+            raise ValueError(f"invalid cron expression {v!r}; use five fields, e.g. \"*/15 * * * *\"")
+        return v
 
 
 class ModelDefaults(Strict):
@@ -180,6 +191,23 @@ class Freshness(Strict):
     max_lag_seconds: int | None = None
     warn_after_seconds: int | None = None
 
+    @field_validator("warn_after", "error_after", "max_lag_seconds", "warn_after_seconds")
+    @classmethod
+    def _duration(cls, v: str | int | None) -> str | int | None:
+        """Checked here so a typo is a located load error, not a failure when Dagster loads the project."""
+        from ..checks.params import parse_duration
+
+        if v is not None and parse_duration(v) <= 0:
+            raise ValueError(f"a freshness window must be positive, got {v!r}")
+        return v
+
+
+class SourceSensor(Strict):
+    """The source's new-data sensor (file sources): on by default, every ``minimum_interval_seconds``."""
+
+    enabled: bool = True
+    minimum_interval_seconds: int = Field(default=30, ge=1)
+
 
 class Source(Strict):
     name: Name
@@ -194,6 +222,7 @@ class Source(Strict):
     columns: list[Column] = Field(default_factory=list)
     event_time: EventTime | None = None
     freshness: Freshness | None = None
+    sensor: SourceSensor = Field(default_factory=SourceSensor)
     cluster: str | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -273,17 +302,62 @@ class Advanced(Strict):
 
 
 class PartitionedBy(Strict):
+    """Time-window (``granularity`` + ``start``) or static (``values``) partitions of a table model.
+    ``column`` assigns each output row to its partition; a run writes only its partitions' rows."""
+
     column: str | None = None
     granularity: Literal["hour", "day", "week", "month"] | None = None
     start: str | None = None
     end: str | None = None
     timezone: str = "UTC"
     values: list[str] | None = None
+    backfill: Literal["single_run", "per_partition"] = "single_run"
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _stringify_values(cls, v: Any) -> Any:
+        return [str(x) for x in v] if isinstance(v, list) else v
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _iso(cls, v: Any) -> Any:
+        """YAML reads ``2026-01-01`` as a date."""
+        return v.isoformat() if hasattr(v, "isoformat") else v
 
     @model_validator(mode="after")
     def _kind(self) -> PartitionedBy:
-        if self.values is None and not (self.granularity and self.start):
+        if not self.column:
+            raise ValueError("partitioned_by needs `column:` (the output column that says which partition a row "
+                             "belongs to, e.g. `column: order_ts`)")
+        if self.values is not None:
+            if self.granularity or self.start or self.end:
+                raise ValueError("give either `values` (static partitions) or `granularity` + `start` (time "
+                                 "partitions), not both")
+            if not self.values or len(set(self.values)) != len(self.values):
+                raise ValueError("partitioned_by `values` must be a non-empty list of distinct values")
+            return self
+        if not (self.granularity and self.start):
             raise ValueError("partitioned_by needs `granularity` and `start` (time) or `values` (static)")
+        from datetime import datetime
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {self.timezone!r}; use an IANA name like UTC or "
+                             "Europe/Paris") from None
+        bounds = []
+        for key in ("start", "end"):
+            text = getattr(self, key)
+            if text is None:
+                continue
+            try:
+                bounds.append(datetime.fromisoformat(str(text)))
+            except ValueError:
+                raise ValueError(f"partitioned_by `{key}: {text}` is not a date; write it like 2026-01-01 "
+                                 "or 2026-01-01T06:00") from None
+        if len(bounds) == 2 and bounds[1] <= bounds[0]:
+            raise ValueError("partitioned_by `end` must be after `start`")
         return self
 
 
@@ -319,6 +393,14 @@ class Model(Strict):
     flink: dict[str, Any] | None = None
     flink_cluster: str | None = None
     connect_cluster: str | None = None
+
+    @model_validator(mode="after")
+    def _partitions_need_a_table(self) -> Model:
+        if self.partitioned_by is not None and (self.materialized or "table") != "table":
+            raise ValueError(f"`partitioned_by` needs `materialized: table` (this model is {self.materialized}): "
+                             "a partition is a batch rewrite of one time window or value; a stream processes "
+                             "new data incrementally instead")
+        return self
 
 
 class NodeRef(Strict):

@@ -1,0 +1,84 @@
+"""``streamt backfill``: fill a range of partitions of partitioned models, through Dagster in-process
+(the runs appear in the UI history with their partition range)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import EXIT_INVALID, guarded, load_or_exit, project_options
+
+RANGE_START, RANGE_END, PARTITION = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end",
+                                     "dagster/partition")
+
+
+@click.command("backfill")
+@project_options
+@click.argument("selection")
+@click.option("--from", "first", required=True, metavar="KEY|DATE", help="First partition (key or date).")
+@click.option("--to", "last", required=True, metavar="KEY|DATE", help="Last partition, included (key or date).")
+@click.option("--per-partition", is_flag=True,
+              help="One run per partition instead of one run for the whole range (the default).")
+@click.option("--full-refresh", is_flag=True,
+              help="Drop every stored partition of these models first (after a change of partitioning).")
+@guarded
+def backfill(project_dir: str, env: str | None, selection: str, first: str, last: str, per_partition: bool,
+             full_refresh: bool) -> None:
+    """Materialize partitions FIRST..LAST of the partitioned models in SELECTION (selection syntax).
+
+    By default the whole range is one run: one read of the inputs, one write (see `partitioned_by.backfill`).
+    """
+    from ..dagster.partitions import keys_between, partitions_def
+    from ..graph.select import SelectionError, select
+    from ..spark.partitions import describe, signature
+
+    loaded = load_or_exit(project_dir, env)
+    try:
+        ids = select(loaded.graph, selection)
+    except SelectionError as exc:
+        raise click.UsageError(str(exc)) from None
+    models = loaded.project.models
+    names = [i.split(".", 1)[1] for i in loaded.graph.topological_order(ids) if i.startswith("model.")]
+    partitioned = [n for n in names if models[n].partitioned_by is not None]
+    if not partitioned:
+        raise click.UsageError(f"no partitioned model in {selection!r}; add `partitioned_by:` to a table model, "
+                               "or use `streamt run` for unpartitioned models")
+    skipped = [n for n in names if n not in partitioned]
+    if skipped:
+        click.echo(f"note: not partitioned, not backfilled: {', '.join(skipped)}")
+    pbs = {signature(models[n].partitioned_by): models[n].partitioned_by for n in partitioned}  # type: ignore[arg-type]
+    if len(pbs) > 1:
+        kinds = "; ".join(f"{describe(pb)}" for pb in pbs.values())  # type: ignore[arg-type]
+        raise click.UsageError(f"the selection mixes partitionings ({kinds}); backfill each separately")
+    pb = next(iter(pbs.values()))
+    assert pb is not None
+    try:
+        keys = keys_between(partitions_def(pb), first, last)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not keys:
+        raise click.UsageError(f"no partition of {partitioned[0]} ({describe(pb)}) between {first} and {last}")
+    from ..dagster.assets import FULL_REFRESH_TAG
+    from .dagster_exec import execute, report_failures
+
+    tags = {"streamt/command": "backfill"}
+    if full_refresh:
+        tags[FULL_REFRESH_TAG] = ",".join(partitioned)
+    one_run = not per_partition and pb.backfill == "single_run"
+    label = f"{keys[0]}..{keys[-1]}" if len(keys) > 1 else keys[0]
+    if one_run or len(keys) == 1:
+        what = f"Backfilling {len(keys)} partition(s) {label} of {', '.join(partitioned)} in one run"
+        part = {PARTITION: keys[0]} if len(keys) == 1 else {RANGE_START: keys[0], RANGE_END: keys[-1]}
+        outcomes = [execute(loaded, env, partitioned, {**tags, **part}, what)]
+    else:
+        outcomes = []
+        for i, key in enumerate(keys, 1):
+            what = f"Partition {key} ({i}/{len(keys)}) of {', '.join(partitioned)}"
+            outcomes.append(execute(loaded, env, partitioned, {**tags, PARTITION: key}, what))
+            tags.pop(FULL_REFRESH_TAG, None)  # only the first run starts over
+    bad = [o for o in outcomes if not o.success]
+    if bad:
+        for o in bad:
+            report_failures(o)
+        sys.exit(EXIT_INVALID)
