@@ -8,7 +8,7 @@ from croniter import croniter
 
 from .graph.graph import Graph
 from .graph.select import SelectionError, select
-from .spec.errors import Diagnostics
+from .spec.errors import Diagnostics, Severity
 from .spec.project import Project
 
 
@@ -40,4 +40,33 @@ def check_schedules(project: Project, graph: Graph) -> Diagnostics:
             file, line = project.where("model", name, "automation", "on_cron")
             diags.add("STR050", f"model {name!r}: invalid cron expression {m.automation.on_cron!r}", file=file,
                       line=line, hint='use five fields, e.g. "0 * * * *"')
+    diags.extend(check_source_freshness(project))
+    return diags
+
+
+def check_source_freshness(project: Project) -> Diagnostics:
+    """Freshness checks and their schedule get fixed names: report clashes at load time (Dagster would
+    refuse the code location), and SLAs that nothing can measure (they would never be checked)."""
+    from .checks.source_freshness import check_name, measured_by, windows
+
+    diags = Diagnostics()
+    schedule = f"{project.name}_source_freshness"
+    if schedule in project.schedules:
+        file, line = project.where("schedule", schedule)
+        diags.add("STR020", f"schedule name {schedule!r} is taken by the source freshness schedule", file=file,
+                  line=line, hint="rename this schedule")
+    for name, s in project.sources.items():
+        if windows(s.freshness) is None:
+            continue
+        file, line = project.where("source", name, "freshness")
+        if measured_by(s) is None:
+            diags.add("STR070", f"source {name!r}: freshness cannot be measured for a {s.resolved_format} source "
+                                "without a timestamp column, so it is never checked", file=file, line=line,
+                      severity=Severity.WARNING,
+                      hint="add `freshness: {column: <timestamp column>}` (or `event_time: {column: ...}`)")
+        clash = project.tests.get(check_name(s))
+        if clash is not None and clash.source == name:
+            tfile, tline = project.where("test", clash.name)
+            diags.add("STR020", f"test {clash.name!r} has the name of the freshness check of source {name!r}",
+                      file=tfile, line=tline, hint="rename the test")
     return diags

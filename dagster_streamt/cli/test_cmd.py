@@ -15,26 +15,30 @@ from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 @project_options
 @click.option("-s", "--select", "selection", default=None,
               help="Tests of these models/sources (selection syntax), or test names; default all.")
-@click.option("--type", "test_type", type=click.Choice(["schema", "sample", "continuous"]), default=None,
-              help="Only tests of this type.")
+@click.option("--type", "test_type", type=click.Choice(["schema", "sample", "continuous", "freshness"]),
+              default=None, help="Only tests of this type (freshness: the sources' `freshness:` checks).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @guarded
 def test(project_dir: str, env: str | None, selection: str | None, test_type: str | None, fmt: str) -> None:
-    """Run data tests on Spark; exit 1 when a test with severity error fails."""
+    """Run data tests on Spark, and source freshness; exit 1 when a check with severity error fails."""
     from ..checks.results import target_of
+    from ..checks.source_freshness import checked_sources, run_freshness
     from ..graph.select import SelectionError, select
 
     loaded = load_or_exit(project_dir, env)
     tests = [t for _, t in sorted(loaded.project.tests.items()) if t.enabled]
+    fresh = list(checked_sources(loaded.project))
     if selection:
         try:
             ids = set(select(loaded.graph, selection, types=("model", "source", "test")))
         except SelectionError as exc:
             raise click.UsageError(str(exc)) from None
         tests = [t for t in tests if f"test.{t.name}" in ids or "{}.{}".format(*target_of(t)) in ids]
+        fresh = [s for s in fresh if f"source.{s}" in ids]
     if test_type:
         tests = [t for t in tests if t.type == test_type]
-    if not tests:
+        fresh = fresh if test_type == "freshness" else []
+    if not tests and not fresh:
         click.echo("No tests selected.")
         return
 
@@ -42,13 +46,21 @@ def test(project_dir: str, env: str | None, selection: str | None, test_type: st
     from ..spark import create_session, stop_session
 
     run_id = f"cli-{int(time.time())}"
-    session = create_session(loaded.project)
+    sessions: list = []
+
+    def session() -> object:  # file-source freshness needs no JVM: start Spark only when asked
+        if not sessions:
+            sessions.append(create_session(loaded.project))
+        return sessions[0]
+
     results = []
     try:
         for t in tests:
-            results.append(execute_test(session, loaded.project, t, run_id=run_id))
+            results.append(execute_test(session(), loaded.project, t, run_id=run_id))
+        results += run_freshness(loaded.project, fresh, session)
     finally:
-        stop_session(session)
+        for s in sessions:
+            stop_session(s)
     if fmt == "json":
         click.echo(json.dumps([r.to_dict() for r in results], indent=2, sort_keys=True, default=str))
     else:

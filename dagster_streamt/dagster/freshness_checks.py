@@ -1,0 +1,86 @@
+"""Source freshness as Dagster asset checks (``<source>_freshness``, on the source's asset) and the
+``<project>_source_freshness`` schedule that runs only them.
+
+A freshness policy shows lateness in the UI; a check also records the measured age, alerts like any
+failed check and runs on a clock, which the external source assets (never materialized) need.
+File sources are measured without Spark; a session starts only for ``max(column)`` checks.
+
+No `from __future__ import annotations`: Dagster reads the runtime type hints of check functions.
+"""
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+from dagster import AssetCheckExecutionContext
+
+from ..api import LoadedProject
+from ..checks.source_freshness import FreshnessOutcome, check_name, check_source_freshness, checked_sources
+from .resources import SparkResource
+from .translator import StreamtTranslator
+
+
+def freshness_check_result(key: dg.AssetKey, outcome: FreshnessOutcome) -> dg.AssetCheckResult:
+    md: dict[str, Any] = {"measured_by": outcome.measured_by}
+    if outcome.last_updated is not None:
+        md["last_updated"] = outcome.last_updated.astimezone(UTC).isoformat()
+        md["age_seconds"] = round(float(outcome.age_seconds or 0.0), 3)
+    if outcome.windows.warn_s is not None:
+        md["warn_after_s"] = outcome.windows.warn_s
+    if outcome.windows.error_s is not None:
+        md["error_after_s"] = outcome.windows.error_s
+    for name, value in (outcome.detail or {}).items():
+        md[name] = dg.MetadataValue.path(value) if name == "path" else value
+    return dg.AssetCheckResult(
+        asset_key=key, check_name=f"{outcome.source}_freshness", passed=outcome.passed,
+        severity=dg.AssetCheckSeverity.ERROR if outcome.severity == "error" else dg.AssetCheckSeverity.WARN,
+        metadata=md, description=outcome.message or None)
+
+
+def build_freshness_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.AssetChecksDefinition | None:
+    """One check per source with a ``freshness:`` window and a way to measure it (see checks.source_freshness)."""
+    checked = checked_sources(loaded.project)
+    if not checked:
+        return None
+    keys = {name: t.get_source_key(source) for name, (source, _, _) in checked.items()}
+    specs = [dg.AssetCheckSpec(name=check_name(source), asset=keys[name],
+                               description=f"{win.describe()} (measured by {how}).",
+                               metadata={"measured_by": how})
+             for name, (source, win, how) in checked.items()]
+    by_check = {check_name(source): name for name, (source, _, _) in checked.items()}
+
+    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.name}_source_freshness", can_subset=True)
+    def source_freshness(context: AssetCheckExecutionContext, spark: SparkResource) -> Iterator[dg.AssetCheckResult]:
+        now = datetime.now(UTC)
+        with ExitStack() as stack:
+            sessions: list[Any] = []
+
+            def session() -> Any:
+                if not sessions:
+                    sessions.append(stack.enter_context(spark.session(loaded.project)))
+                return sessions[0]
+
+            for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
+                name = by_check[key.name]
+                outcome = check_source_freshness(loaded.project, checked[name][0], now=now, session=session)
+                if not outcome.passed:
+                    log = context.log.error if outcome.severity == "error" else context.log.warning
+                    log(f"streamt: source {name} is stale: {outcome.message}")
+                yield freshness_check_result(keys[name], outcome)
+
+    return source_freshness
+
+
+def build_freshness_schedule(loaded: LoadedProject,
+                             checks: dg.AssetChecksDefinition | None) -> list[dg.ScheduleDefinition]:
+    """The checks alone (no model runs), every 15 minutes unless ``runtime.freshness_checks_cron`` says otherwise."""
+    if checks is None:
+        return []
+    name = f"{loaded.project.name}_source_freshness"
+    job = dg.define_asset_job(f"{name}_job", selection=dg.AssetSelection.checks(*checks.check_keys),
+                              description="Source freshness checks only.")
+    return [dg.ScheduleDefinition(name=name, cron_schedule=loaded.project.runtime.freshness_checks_cron,
+                                  execution_timezone="UTC", job=job, default_status=dg.DefaultScheduleStatus.RUNNING,
+                                  description="Checks how long ago each source with `freshness:` last got data.")]
