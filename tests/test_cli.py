@@ -31,7 +31,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_validate_ok(example: Path) -> None:
     r = streamt("validate", "-p", str(example))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "Project shop (1.0.0): 2 sources, 5 models, 6 tests, 2 exposures, 1 schedule(s)" in r.stdout
+    assert "Project shop (1.0.0): 2 sources, 6 models, 6 tests, 2 exposures, 1 schedule(s)" in r.stdout
     assert r.stdout.strip().endswith("✓ valid: 0 error(s), 0 warning(s)")
 
 
@@ -70,7 +70,8 @@ def test_lineage_ascii_downstream_with_impact(example: Path) -> None:
         "  ├── customer_orders (table)",
     ]
     assert "  │   └── billing_service (exposure: application, owner billing-team)" in r.stdout
-    assert ("Changes to orders_clean will affect: 3 models: customer_orders, high_value_orders, order_metrics; "
+    assert ("Changes to orders_clean will affect: 4 models: customer_orders, daily_revenue, high_value_orders, "
+            "order_metrics; "
             "1 sink: orders_export; 2 exposures: billing_service, ops_dashboard") in r.stdout
 
 

@@ -239,7 +239,8 @@ def test_graph_order_levels_closures_and_typed_ids() -> None:
     assert g.topological_order(models)[0] == "model.orders_clean"
     assert g.execution_levels(models) == [
         ["model.orders_clean"],
-        ["model.customer_orders", "model.high_value_orders", "model.order_metrics", "model.orders_export"],
+        ["model.customer_orders", "model.daily_revenue", "model.high_value_orders", "model.order_metrics",
+         "model.orders_export"],
     ]
     assert g.upstream("exposure.billing_service") == {
         "model.customer_orders", "model.orders_clean", "source.customers", "source.orders_raw"}
@@ -279,7 +280,8 @@ def test_selection_syntax() -> None:
 def test_impact_and_sub_pipelines() -> None:
     g = _shop().graph
     imp = impact(g, "model.orders_clean")
-    assert imp.models == ("model.customer_orders", "model.high_value_orders", "model.order_metrics")
+    assert imp.models == ("model.customer_orders", "model.daily_revenue", "model.high_value_orders",
+                          "model.order_metrics")
     assert imp.sinks == ("model.orders_export",)
     assert imp.exposures == ("exposure.billing_service", "exposure.ops_dashboard")
     assert imp.owners == ("analytics", "billing-team", "finance-eng", "ops", "risk-team")

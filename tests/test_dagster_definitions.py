@@ -23,7 +23,8 @@ def defs() -> dg.Definitions:
 def test_definitions_load(defs: dg.Definitions) -> None:
     dg.Definitions.validate_loadable(defs)
     keys = sorted(k.to_user_string() for k in defs.resolve_all_asset_keys())
-    assert keys == ["customer_orders", "exposures/billing_service", "exposures/ops_dashboard", "high_value_orders",
+    assert keys == ["customer_orders", "daily_revenue", "exposures/billing_service", "exposures/ops_dashboard",
+                    "high_value_orders",
                     "order_metrics", "orders_clean", "orders_export", "sources/customers", "sources/orders_raw"]
 
 

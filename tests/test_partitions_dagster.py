@@ -49,7 +49,9 @@ FILES = {
           - name: daily_totals
             materialized: table
             partitioned_by: {column: day, granularity: day, start: 2026-01-01, end: 2026-01-06}
-            sql: SELECT CAST(date_trunc('DAY', ts) AS TIMESTAMP) AS day, sum(amount) AS total FROM {{ ref("daily_events") }} GROUP BY 1
+            sql: >-
+              SELECT CAST(date_trunc('DAY', ts) AS TIMESTAMP) AS day, sum(amount) AS total
+              FROM {{ ref("daily_events") }} GROUP BY 1
           - name: by_region
             materialized: table
             partitioned_by: {column: region, values: [eu, us], backfill: per_partition}

@@ -25,7 +25,7 @@ def test_example_project_is_valid() -> None:
     loaded = load(Path(__file__).parents[1] / "project", use_cache=False)
     assert loaded.errors == []
     assert sorted(loaded.project.models) == [
-        "customer_orders", "high_value_orders", "order_metrics", "orders_clean", "orders_export"]
+        "customer_orders", "daily_revenue", "high_value_orders", "order_metrics", "orders_clean", "orders_export"]
     assert loaded.project.models["orders_export"].materialized == "sink"
 
 

@@ -3,7 +3,7 @@ limited to the run's window, static partitions, and clear errors."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -45,7 +45,7 @@ def scope(pb: dict[str, Any], first: int, last: int) -> PartitionScope:
     from dagster_streamt.spec.models import PartitionedBy
 
     keys = tuple(f"2026-01-{d:02d}" for d in range(first, last + 1))
-    start = datetime(2026, 1, first, tzinfo=timezone.utc)
+    start = datetime(2026, 1, first, tzinfo=UTC)
     return PartitionScope(keys, signature(PartitionedBy(**pb)), start, start + timedelta(days=len(keys)))
 
 
