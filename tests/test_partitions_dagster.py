@@ -154,3 +154,14 @@ def test_streamt_backfill_cli_runs_the_range_in_one_dagster_run(tmp_path: Path) 
     nominal = {(e["run"]["facets"]["nominalTime"]["nominalStartTime"], e["run"]["facets"]["nominalTime"][
         "nominalEndTime"]) for e in events if e["eventType"] == "START" and "parent" not in e["run"]["facets"]}
     assert nominal == {("2026-01-02T00:00:00.000Z", "2026-01-05T00:00:00.000Z")}
+
+
+def test_partitioned_model_run_without_a_partition_fails_clearly(spark: Any, tmp_path: Path) -> None:
+    root = project_root(tmp_path)
+    defs = build_definitions(root, spark=SparkResource(project_dir=str(root), keep_alive=True))
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), asset_selection=[dg.AssetKey("daily_events")], raise_on_error=False)
+    assert not result.success
+    observed = [e.asset_observation_data.asset_observation.metadata for e in result.all_events
+                if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION]
+    assert "`streamt backfill daily_events --from ... --to ...`" in observed[0]["error"].value

@@ -59,7 +59,8 @@ def materialize(project: Path, names: list[str] | None = None, tags: dict[str, s
     defs = build_definitions(project, spark=SparkResource(project_dir=str(project), keep_alive=True))
     job = defs.resolve_implicit_global_asset_job_def()
     loaded = load(project)
-    keys = [dg.AssetKey([n]) for n in (names or sorted(loaded.compiled.models))]
+    unpartitioned = [n for n in sorted(loaded.compiled.models) if loaded.project.models[n].partitioned_by is None]
+    keys = [dg.AssetKey([n]) for n in (names or unpartitioned)]
     return job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), asset_selection=keys,
                                   raise_on_error=False, tags=tags or {})
 

@@ -53,8 +53,11 @@ def backfill_policy(pb: PartitionedBy) -> dg.BackfillPolicy:
     return dg.BackfillPolicy.single_run() if pb.backfill == "single_run" else dg.BackfillPolicy.multi_run(1)
 
 
-def scope_of(context: dg.AssetExecutionContext, pb: PartitionedBy) -> PartitionScope:
-    """The partitions this run writes: every key of its range (a single-run backfill) in order."""
+def scope_of(context: dg.AssetExecutionContext, pb: PartitionedBy) -> PartitionScope | None:
+    """The partitions this run writes: every key of its range (a single-run backfill) in order; None
+    for a run without partitions (each partitioned model then fails, saying how to run it)."""
+    if not context.has_partition_key_range:
+        return None
     keys = tuple(context.partition_keys)
     if pb.values is not None:
         return PartitionScope(keys, signature(pb))
