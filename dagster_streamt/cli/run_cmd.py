@@ -4,7 +4,6 @@ the run appears in the Dagster UI history."""
 from __future__ import annotations
 
 import sys
-import time
 
 import click
 
@@ -16,8 +15,13 @@ from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 @click.option("-s", "--select", "selection", default=None, help="Models to run (selection syntax); default all.")
 @click.option("--full-refresh", "full_refresh", multiple=True, metavar="SEL",
               help="Reset these stream models' checkpoints and outputs first (selection syntax; repeatable).")
+@click.option("--continuous", is_flag=True, help="Keep the selected stream models running (processing-time "
+              "trigger) until Ctrl-C/SIGTERM, restarting failed queries with backoff.")
+@click.option("--max-restarts", type=click.IntRange(min=0), default=None, metavar="N",
+              help="With --continuous: give up on a model after N failed restarts in a row (default: never).")
 @guarded
-def run(project_dir: str, env: str | None, selection: str | None, full_refresh: tuple[str, ...]) -> None:
+def run(project_dir: str, env: str | None, selection: str | None, full_refresh: tuple[str, ...],
+        continuous: bool = False, max_restarts: int | None = None) -> None:
     """Run the selected models on Spark as one Dagster run and print a summary."""
     from ..graph.select import SelectionError, select
 
@@ -32,101 +36,29 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
     if not names:
         click.echo("Nothing to run: the selection has no models.")
         return
+    if max_restarts is not None and not continuous:
+        raise click.UsageError("--max-restarts only applies with --continuous")
+    if continuous:
+        from .continuous_cmd import run_continuous
 
-    import dagster as dg
+        run_continuous(loaded, env, names, [i.split(".", 1)[1] for i in refresh], max_restarts)
+        return
+
+    partitioned = [n for n in names if loaded.project.models[n].partitioned_by is not None]
+    if partitioned:
+        click.echo(f"note: partitioned model(s) {', '.join(partitioned)} run per partition: "
+                   f"`streamt backfill {partitioned[0]} --from ... --to ...`")
+        names = [n for n in names if n not in partitioned]
+        if not names:
+            return
 
     from ..dagster.assets import FULL_REFRESH_TAG
-    from ..dagster.definitions import build_definitions
-    from ..dagster.instance import instance_dir, project_instance
-    from ..dagster.progress import CheckEvent, ModelEvent, subscribe
+    from .dagster_exec import execute, report_failures
 
-    defs = build_definitions(loaded.project.root, env, loaded=loaded)
-    job = defs.resolve_implicit_global_asset_job_def()
-    keys = [dg.AssetKey([n]) for n in names]
-    events: list[ModelEvent] = []
-    checks: list[CheckEvent] = []
-    icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
-             "skipped": click.style("-", fg="yellow")}
-
-    def show(e: ModelEvent | CheckEvent) -> None:
-        if isinstance(e, CheckEvent):
-            checks.append(e)
-            mark = icons["success"] if e.passed else icons["failed" if e.severity == "error" else "skipped"]
-            verdict = "passed" if e.passed else f"FAILED ({e.severity}): {e.failing_rows:,} failing rows"
-            click.echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
-            return
-        events.append(e)
-        rows = "view (no storage)" if e.rows is None else f"{e.rows:,} rows"
-        detail = f"{rows}  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
-        click.echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
-
-    click.echo(f"Running {len(names)} model(s) on Spark through Dagster "
-               f"(instance {instance_dir(loaded.project.root)})")
-    unsubscribe = subscribe(show)
-    started = time.perf_counter()
     tags = {"streamt/command": "run"}
     if refresh:
         tags[FULL_REFRESH_TAG] = ",".join(i.split(".", 1)[1] for i in refresh)
-    try:
-        with project_instance(loaded.project.root) as instance:
-            result = job.execute_in_process(
-                instance=instance, asset_selection=keys, tags=tags, raise_on_error=False,
-                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
-            lineage_note = _emit_lineage(loaded, instance, result.run_id)
-    finally:
-        unsubscribe()
-    elapsed = time.perf_counter() - started
-    _summary(names, events, elapsed, result.run_id)
-    if lineage_note:
-        click.echo(lineage_note)
-    if checks:
-        bad = [c for c in checks if not c.passed]
-        click.echo(f"tests: {len(checks) - len(bad)} passed, {len(bad)} failed"
-                   + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
-    if not result.success:
-        for reason in _failure_reasons(result):
-            click.echo(click.style(f"error: {reason}", fg="red"), err=True)
+    outcome = execute(loaded, env, names, tags, f"Running {len(names)} model(s) on Spark through Dagster")
+    if not outcome.success:
+        report_failures(outcome)
         sys.exit(EXIT_INVALID)
-
-
-def _emit_lineage(loaded: object, instance: object, run_id: str) -> str:
-    """The same OpenLineage events the sensor would emit for this run, now (no daemon needed); the
-    sensor later sees the run as already emitted."""
-    from ..dagster.lineage_emit import emit_runs
-
-    try:
-        report, _ = emit_runs(loaded, instance, [(run_id, time.time())])  # type: ignore[arg-type]
-    except Exception as exc:  # lineage must never fail a run that succeeded
-        return f"openlineage: not emitted ({type(exc).__name__}: {exc}); the sensor will retry"
-    if report is None:
-        return ""
-    text = f"openlineage: {report.enqueued} event(s), {report.delivered} delivered, {report.pending} pending"
-    return text + (" (retried by the sensor)" if report.pending else "")
-
-
-def _failure_reasons(result: object) -> list[str]:
-    """Why the Dagster run failed, one line each (model errors were already printed above)."""
-    from dagster._core.events import DagsterEventType
-
-    out: list[str] = []
-    for event in getattr(result, "all_events", []):
-        if event.event_type in (DagsterEventType.STEP_FAILURE, DagsterEventType.RUN_FAILURE):
-            error = getattr(event.event_specific_data, "error", None)
-            text = (error.message if error else event.message or "").strip().splitlines()
-            if text and text[0] not in out:
-                out.append(text[0])
-    return out
-
-
-def _summary(names: list[str], events: list, elapsed: float, run_id: str) -> None:
-    by_model = {e.model: e for e in events}
-    click.echo("")
-    click.echo(f"{'model':<32} {'status':<8} {'rows':>12} {'seconds':>8}")
-    for n in names:
-        e = by_model.get(n)
-        status = e.status if e else "not run"
-        rows = (f"{e.rows:,}" if e.rows is not None else "view") if e and e.status == "success" else "-"
-        secs = f"{e.seconds:.1f}" if e else "-"
-        click.echo(f"{n:<32} {status:<8} {rows:>12} {secs:>8}")
-    ok = sum(1 for e in events if e.status == "success")
-    click.echo(f"\n{ok}/{len(names)} model(s) succeeded in {elapsed:.1f} s (Dagster run {run_id})")

@@ -76,8 +76,8 @@ def trigger_options(trigger: str | None, model: str) -> dict[str, Any]:
     """``advanced.spark.trigger`` as keyword arguments of ``DataStreamWriter.trigger``.
 
     ``available_now`` (default): process what arrived since the last run, then stop. ``once``: the
-    same in one batch. An interval (``"30 seconds"``, ``processing_time: 30 seconds``): keep running,
-    a micro-batch per interval, until the query is stopped.
+    same in one batch. An interval (``"30 seconds"``, ``processing_time: 30 seconds``): a micro-batch
+    per interval in continuous mode (a run still processes what is there and stops).
     """
     value = (trigger or "available_now").strip()
     key = value.lower().replace("-", "_").replace(" ", "_")

@@ -14,6 +14,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import StructType
 
 from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
@@ -64,56 +66,101 @@ def _fingerprint(df: DataFrame, rendered: Rendered, mode: str, fmt: str) -> dict
     }
 
 
+@dataclass(frozen=True)
+class StartedStream:
+    """A stream model's started query and what :func:`record_stream` records once it has run."""
+
+    query: StreamingQuery
+    schema: StructType
+    checkpoint: Path
+    fingerprint: dict[str, Any]
+    entry: RegistryEntry
+    location: Path
+    sql: str
+    quarantined: int
+
+
+def output_mode(model: Model) -> str:
+    mode = model.advanced.spark.output_mode or "append"
+    if mode == "update":
+        raise ModelRunError(f"stream model {model.name}: output_mode update needs a sink that can upsert rows, and "
+                            "the warehouse stores files; use append (with a watermark for aggregations) or "
+                            "complete (rewrites the whole result each run)", model.name)
+    return mode
+
+
+def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> StartedStream:
+    """Build the model's query and start it with ``trigger``; the caller holds :func:`checkpoint_lock`.
+
+    Shared by available-now runs and continuous mode, so both check the same fingerprint and write
+    the same checkpoint and output layout: either may resume where the other stopped.
+    """
+    name = model.name
+    adv = model.advanced.spark
+    mode = output_mode(model)
+    checkpoint = ctx.paths.checkpoint(name)
+    rendered = render(ctx, model, "stream")
+    stats = register(ctx, rendered)
+    df = ctx.spark.sql(rendered.sql)
+    if not df.isStreaming:
+        raise ModelRunError(f"stream model {name} reads no streaming input (only tables, views or batch-only "
+                            "sources); make it `materialized: table`", name)
+    fingerprint = _fingerprint(df, rendered, mode, adv.format)
+    check_fingerprint(checkpoint, name, fingerprint)
+    options = format_options(adv.format)
+    writer = (df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")).writeStream
+              .queryName(f"{name}__{ctx.run_id}").outputMode(mode)
+              .option("checkpointLocation", str(checkpoint)).trigger(**trigger))
+    if mode == "append":
+        data = ctx.warehouse.data_dir(name)
+        data.mkdir(parents=True, exist_ok=True)
+        writer = writer.format(adv.format).options(**options).option("path", str(data))
+        if adv.partition_by:
+            writer = writer.partitionBy(*adv.partition_by)
+        layout, location = "stream", data
+    else:
+        writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, adv.format, options,
+                                                    tuple(adv.partition_by)))
+        layout, location = "versioned", ctx.warehouse.model_dir(name)
+    try:
+        query = writer.start()
+    except Exception as exc:
+        raise explain_failure(name, exc) from exc
+    entry = RegistryEntry(name=name, kind="stream", layout=layout, format=adv.format,
+                          schema_json=df.schema.json(), options=options)
+    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, location, rendered.sql, stats.quarantined)
+
+
+def record_stream(ctx: RunContext, started: StartedStream) -> None:
+    """Remember the query shape for the next fingerprint check and register the output for readers."""
+    save_fingerprint(started.checkpoint, started.fingerprint)
+    ctx.warehouse.write_entry(started.entry)
+
+
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
     start = time.monotonic()
     name = model.name
-    adv = model.advanced.spark
-    mode = adv.output_mode or "append"
-    if mode == "update":
-        raise ModelRunError(f"stream model {name}: output_mode update needs a sink that can upsert rows, and "
-                            "the warehouse stores files; use append (with a watermark for aggregations) or "
-                            "complete (rewrites the whole result each run)", name)
-    trigger = trigger_options(adv.trigger, name)
-    checkpoint = ctx.paths.checkpoint(name)
+    output_mode(model)
+    trigger = trigger_options(model.advanced.spark.trigger, name)
+    if "processingTime" in trigger:  # an interval paces continuous mode; a run processes what is there and ends
+        trigger = {"availableNow": True}
     with checkpoint_lock(ctx, name):
         if full_refresh:
             reset_model(ctx.paths, name)
-        rendered = render(ctx, model, "stream")
-        stats = register(ctx, rendered)
-        df = ctx.spark.sql(rendered.sql)
-        if not df.isStreaming:
-            raise ModelRunError(f"stream model {name} reads no streaming input (only tables, views or batch-only "
-                                "sources); make it `materialized: table`", name)
-        fingerprint = _fingerprint(df, rendered, mode, adv.format)
-        check_fingerprint(checkpoint, name, fingerprint)
-        options = format_options(adv.format)
-        writer = (df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")).writeStream
-                  .queryName(f"{name}__{ctx.run_id}").outputMode(mode)
-                  .option("checkpointLocation", str(checkpoint)).trigger(**trigger))
-        if mode == "append":
-            data = ctx.warehouse.data_dir(name)
-            data.mkdir(parents=True, exist_ok=True)
-            writer = writer.format(adv.format).options(**options).option("path", str(data))
-            if adv.partition_by:
-                writer = writer.partitionBy(*adv.partition_by)
-            layout, location = "stream", data
-        else:
-            writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, adv.format, options,
-                                                        tuple(adv.partition_by)))
-            layout, location = "versioned", ctx.warehouse.model_dir(name)
+        started = start_stream(ctx, model, trigger)
+        query = started.query
         try:
-            query = writer.start()
             query.awaitTermination()
         except Exception as exc:
             raise explain_failure(name, exc) from exc
-        save_fingerprint(checkpoint, fingerprint)
-        ctx.warehouse.write_entry(RegistryEntry(name=name, kind="stream", layout=layout, format=adv.format,
-                                                schema_json=df.schema.json(), options=options))
-        if layout == "versioned":
+        record_stream(ctx, started)
+        location = started.location
+        if started.entry.layout == "versioned":
             location = ctx.warehouse.table_location(name) or location
     s = summarize(query.recentProgress, OUT_METRIC)
     return ModelResult(
         model=name, materialized="stream", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
-        batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
+        batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
-        processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=stats.quarantined, sql=rendered.sql)
+        processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,
+        sql=started.sql)

@@ -1,0 +1,64 @@
+"""Continuous-mode progress as Dagster asset observations on each stream model's asset.
+
+Continuous queries run outside any Dagster run, so their progress is recorded as runless
+observations: the asset page then shows rows, rates, watermark and lag over time. Only reports that
+saw new micro-batches are recorded (plus start, failure and stop), so an idle stream does not fill
+the event log with a row every few seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import dagster as dg
+
+if TYPE_CHECKING:
+    from ..spark.continuous import StreamEvent
+    from ..spark.stream_stats import ModelProgress
+
+MODE = {"streamt/mode": "continuous"}
+
+
+def progress_metadata(p: ModelProgress) -> dict[str, Any]:
+    md: dict[str, Any] = {**MODE, "streamt/status": "running" if p.running else "stopped",
+                          "trigger": p.trigger, "batches": p.batches, "new_batches": p.new_batches,
+                          "rows_written": p.rows_written, "new_rows": p.new_rows, "input_rows": p.input_rows,
+                          "restarts": p.restarts}
+    if p.batch_id is not None:
+        md["batch_id"] = p.batch_id
+    for name in ("input_rows_per_second", "processed_rows_per_second", "lag_s", "latency_s"):
+        value = getattr(p, name)
+        if value is not None:
+            md[name] = round(float(value), 3)
+    if p.watermark:
+        md["last_watermark"] = p.watermark
+    return md
+
+
+class ObservationReporter:
+    """``on_progress`` / ``on_event`` callbacks for :class:`~dagster_streamt.spark.continuous.ContinuousRunner`
+    that record observations on ``instance`` under the keys ``key_of(model)`` returns."""
+
+    def __init__(self, instance: dg.DagsterInstance, key_of: Callable[[str], dg.AssetKey]) -> None:
+        self.instance = instance
+        self.key_of = key_of
+
+    def _record(self, model: str, metadata: dict[str, Any]) -> None:
+        self.instance.report_runless_asset_event(dg.AssetObservation(asset_key=self.key_of(model), metadata=metadata))
+
+    def progress(self, p: ModelProgress) -> None:
+        if p.new_batches:
+            self._record(p.model, progress_metadata(p))
+
+    def event(self, e: StreamEvent) -> None:
+        md: dict[str, Any] = progress_metadata(e.totals) if e.totals is not None else {**MODE}
+        # a failure that will be retried is "restarting": `streamt status` shows "failed" only for a stream
+        # that gave up or could not start
+        status = {"started": "running", "gave_up": "failed"}.get(e.kind, e.kind)
+        md["streamt/status"] = "restarting" if e.kind == "failed" and e.delay_s is not None else status
+        if e.message:
+            md["error" if e.kind in ("failed", "gave_up", "skipped") else "message"] = e.message
+        if e.delay_s is not None:
+            md["restart_in_s"] = round(e.delay_s, 3)
+        self._record(e.model, md)
