@@ -104,7 +104,8 @@ def test_cli_column_upstream_and_downstream() -> None:
     r = streamt("lineage", "-p", str(EXAMPLE), "-c", "orders_raw.amount", "--downstream", "--format", "json")
     doc = json.loads(r.stdout)
     reached = sorted(f"{h['relation']}.{h['column']}" for h in doc["downstream"])
-    assert reached == ["customer_orders.total_spent", "high_value_orders.amount", "order_metrics.revenue",
+    assert reached == ["customer_orders.total_spent", "daily_revenue.revenue", "high_value_orders.amount",
+                       "order_metrics.revenue",
                        "orders_clean.amount", "orders_export.amount"]
     mm = streamt("lineage", "-p", str(EXAMPLE), "-c", "orders_clean.amount", "--format", "mermaid").stdout
     assert mm.startswith("graph LR") and "-->|DIRECT AGGREGATION|" in mm

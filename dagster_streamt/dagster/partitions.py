@@ -56,7 +56,7 @@ def backfill_policy(pb: PartitionedBy) -> dg.BackfillPolicy:
 def scope_of(context: dg.AssetExecutionContext, pb: PartitionedBy) -> PartitionScope | None:
     """The partitions this run writes: every key of its range (a single-run backfill) in order; None
     for a run without partitions (each partitioned model then fails, saying how to run it)."""
-    if not context.has_partition_key_range:
+    if not (context.has_partition_key or context.has_partition_key_range):
         return None
     keys = tuple(context.partition_keys)
     if pb.values is not None:

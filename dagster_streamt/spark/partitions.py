@@ -38,7 +38,8 @@ def signature(pb: PartitionedBy) -> str:
 def describe(pb: PartitionedBy) -> str:
     if pb.values is not None:
         return f"static partitions on {pb.column}: {', '.join(pb.values)}"
-    return f"{pb.granularity}ly partitions on {pb.column} from {pb.start} ({pb.timezone})"
+    every = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}[pb.granularity or "day"]
+    return f"{every} partitions on {pb.column} from {pb.start} ({pb.timezone})"
 
 
 def key_expr(pb: PartitionedBy) -> Column:

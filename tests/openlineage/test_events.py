@@ -104,7 +104,8 @@ def test_model_job_facets(builder: EventBuilder, example: LoadedProject) -> None
     assert engine["name"] == "spark" and engine["version"] == "4.3.0" and engine["openlineageAdapterVersion"]
     kinds = {m: to_dict(builder.model_start(RUN, m, T0))["job"]["facets"]["jobType"]["processingType"]
              for m in example.project.models}
-    assert kinds == {"customer_orders": "BATCH", "high_value_orders": "BATCH", "order_metrics": "STREAMING",
+    assert kinds == {"customer_orders": "BATCH", "daily_revenue": "BATCH", "high_value_orders": "BATCH",
+                     "order_metrics": "STREAMING",
                      "orders_clean": "STREAMING", "orders_export": "STREAMING"}  # the sink reads a stream
 
 

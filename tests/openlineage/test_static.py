@@ -27,7 +27,7 @@ def test_static_export_validates(example: LoadedProject, example_columns: Projec
     assert sorted(d["dataset"]["name"].rsplit("/", 1)[-1] for d in datasets) == ["customers", "orders"]
     names = [j["job"]["name"] for j in jobs]
     assert names == sorted(names) == [
-        "shop.customer_orders", "shop.exposure.billing_service", "shop.exposure.ops_dashboard",
+        "shop.customer_orders", "shop.daily_revenue", "shop.exposure.billing_service", "shop.exposure.ops_dashboard",
         "shop.high_value_orders", "shop.order_metrics", "shop.orders_clean", "shop.orders_export"]
     by_name = {j["job"]["name"]: j for j in jobs}
     dashboard = by_name["shop.exposure.ops_dashboard"]
@@ -43,7 +43,7 @@ def test_static_export_is_deterministic(example: LoadedProject, example_columns:
                                         tmp_path: Path) -> None:
     first = write_jsonl(static_events(example, columns=example_columns), tmp_path / "a.jsonl").read_bytes()
     second = write_jsonl(static_events(example, columns=example_columns), tmp_path / "b.jsonl").read_bytes()
-    assert first == second and first.count(b"\n") == 9
+    assert first == second and first.count(b"\n") == 10
     fixed = datetime(2026, 1, 1, tzinfo=UTC)
     assert {e["eventTime"] for e in static_events(example, columns=example_columns, event_time=fixed)} == {
         "2026-01-01T00:00:00.000Z"}
