@@ -21,19 +21,15 @@ import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
 from .helpers import write_project
+from .test_partitions_dagster import FILES as PARTITIONED
+from .test_partitions_dagster import events
 
 KEYS = ["2026-01-02", "2026-01-03", "2026-01-04"]
 TIMEOUT_S = 240
 
 FILES = {
     "stream_project.yml": "project: {name: ui_parts}\n",
-    "sources/events.yml": """\
-        sources:
-          - name: events
-            format: json
-            path: data/events
-            columns: [{name: id}, {name: ts, type: timestamp}, {name: amount, type: int}]
-        """,
+    "sources/events.yml": PARTITIONED["sources/events.yml"],
     "models/daily_events.yml": """\
         models:
           - name: daily_events
@@ -50,9 +46,7 @@ FILES = {
 
         defs = build_definitions(Path(__file__).parent)
         """,
-    # two rows on each of 5 days
-    "data/events/a.json": "".join(json.dumps({"id": f"{d}{s}", "ts": f"2026-01-0{d}T{h}:00:00Z", "amount": d})
-                                  + "\n" for d in range(1, 6) for s, h in (("a", "08"), ("b", "20"))),
+    "data/events/a.json": events(),  # two rows on each of 5 days
 }
 
 # What the UI's "Materialize > Launch backfill" sends for assets of the (hidden) asset job.
