@@ -165,3 +165,21 @@ def test_partitioned_model_run_without_a_partition_fails_clearly(spark: Any, tmp
     observed = [e.asset_observation_data.asset_observation.metadata for e in result.all_events
                 if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION]
     assert "`streamt backfill daily_events --from ... --to ...`" in observed[0]["error"].value
+
+
+def test_streamt_backfill_per_partition_makes_one_run_per_partition(tmp_path: Path) -> None:
+    root = project_root(tmp_path)  # by_region has `backfill: per_partition`
+    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "backfill", "by_region", "-p", str(root),
+                        "--from", "eu", "--to", "us"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Partition eu (1/2) of by_region" in r.stdout and "Partition us (2/2) of by_region" in r.stdout
+    from dagster._core.instance.ref import InstanceRef
+
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(root / ".streamt" / "dagster"))) as instance:
+        runs = instance.get_runs()
+        assert sorted(run.tags["dagster/partition"] for run in runs) == ["eu", "us"]
+        assert all(run.is_success for run in runs)
+        assert instance.get_materialized_partitions(dg.AssetKey("by_region")) == {"eu", "us"}
+    data = root / ".streamt" / "warehouse" / "by_region" / "data"
+    assert sorted(p.name for p in data.iterdir() if p.name.startswith("streamt_partition=")) == [
+        "streamt_partition=eu"]  # the query only ever yields region 'eu': the 'us' partition stays empty

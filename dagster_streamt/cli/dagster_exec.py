@@ -5,7 +5,8 @@ history), printing progress and a summary, and emit the run's OpenLineage events
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +23,16 @@ class Outcome:
 
 
 def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapping[str, str],
-            title: str) -> Outcome:
-    """One Dagster run of ``names``; ``tags`` may carry a partition or a partition range."""
+            title: str, defs: Any = None) -> Outcome:
+    """One Dagster run of ``names``; ``tags`` may carry a partition or a partition range. ``defs``:
+    definitions built once for several runs (see :func:`shared_session_definitions`)."""
     import dagster as dg
 
     from ..dagster.definitions import build_definitions
     from ..dagster.instance import instance_dir, project_instance
     from ..dagster.progress import CheckEvent, ModelEvent, subscribe
 
-    defs = build_definitions(loaded.project.root, env, loaded=loaded)
+    defs = defs or build_definitions(loaded.project.root, env, loaded=loaded)
     job = defs.resolve_implicit_global_asset_job_def()
     keys = [dg.AssetKey([n]) for n in names]
     events: list[ModelEvent] = []
@@ -70,6 +72,26 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         click.echo(f"tests: {len(checks) - len(bad)} passed, {len(bad)} failed"
                    + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
     return Outcome(result.run_id, result.success, [] if result.success else _failure_reasons(result))
+
+
+@contextmanager
+def shared_session_definitions(loaded: LoadedProject, env: str | None) -> Iterator[Any]:
+    """Definitions whose runs share one Spark session (stopped at the end): several runs in one
+    process then pay for the definitions and the session once."""
+    from ..dagster.definitions import build_definitions
+    from ..dagster.resources import SparkResource
+
+    resource = SparkResource(project_dir=str(loaded.project.root), env=env, keep_alive=True)
+    try:
+        yield build_definitions(loaded.project.root, env, loaded=loaded, spark=resource)
+    finally:
+        from pyspark.sql import SparkSession
+
+        from ..spark.session import stop_session
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            stop_session(active)
 
 
 def report_failures(outcome: Outcome) -> None:
