@@ -22,6 +22,11 @@ from .openlineage.spec import assert_valid
 pytestmark = pytest.mark.spark
 
 FILES = {
+    "stream_project.yml": """\
+        project: {name: t}
+        schedules:
+          - {name: hourly_a, cron: "0 * * * *", select: a}
+        """,
     "sources/s.yml": """\
         sources:
           - name: events
@@ -93,3 +98,13 @@ def test_sensor_emits_each_run_once_with_fail_and_abort(spark: Any, tmp_path: Pa
         sensor(dg.build_sensor_context(instance=instance, cursor=None, definitions=defs))
         assert len(events_in(root)) == count
         assert_valid(events_in(root))
+
+        # a schedule's run (a job run, no asset selection of its own): emitted with only its model
+        scheduled = defs.resolve_job_def("hourly_a_job").execute_in_process(instance=instance)
+        before = len(events_in(root))
+        assert emit_runs(load(root), instance, [(scheduled.run_id, 0.0)])[1] == [scheduled.run_id]
+        new = events_in(root)[before:]
+        assert {(e["job"]["name"], e["eventType"]) for e in new} == {
+            ("t.dagster_run", "START"), ("t.dagster_run", "COMPLETE"), ("t.a", "START"), ("t.a", "COMPLETE"),
+            ("t.test.a_ids", "START"), ("t.test.a_ids", "COMPLETE")}
+        assert_valid(new)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.events import DagsterEventType
 
 from ..api import LoadedProject
 from ..lineage.project_columns import column_lineage
@@ -59,7 +60,7 @@ def emit_runs(loaded: LoadedProject, instance: dg.DagsterInstance, run_ids: list
             if run_id in done:
                 continue
             run = instance.get_run_by_id(run_id)
-            if run is None or not (set(run.asset_selection or ()) & set(keys) or run.asset_check_selection):
+            if run is None or not _of_project(instance, run, set(keys)):
                 done[run_id] = finished  # not a run of this project's models
                 continue
             if builder is None:
@@ -69,3 +70,13 @@ def emit_runs(loaded: LoadedProject, instance: dg.DagsterInstance, run_ids: list
             emitted.append(run_id)
         report = emit_all(events, config, root)  # queued durably inside the registry lock: no double emit
     return report, emitted
+
+
+def _of_project(instance: dg.DagsterInstance, run: dg.DagsterRun, keys: set[dg.AssetKey]) -> bool:
+    """A run of the project's models or tests. A job's run (a schedule's) has no asset selection of
+    its own: what it set out to materialize is in its planned-materialization events."""
+    if set(run.asset_selection or ()) & keys or run.asset_check_selection:
+        return True
+    records = instance.get_records_for_run(run.run_id, of_type={DagsterEventType.ASSET_MATERIALIZATION_PLANNED})
+    return any(r.event_log_entry.dagster_event is not None
+               and r.event_log_entry.dagster_event.event_specific_data.asset_key in keys for r in records.records)

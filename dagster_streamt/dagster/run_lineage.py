@@ -21,7 +21,8 @@ from ..openlineage.events import DagsterRun, EventBuilder, assertions_from_tests
 _TERMINAL_RUN = {DagsterEventType.RUN_SUCCESS: RunState.COMPLETE, DagsterEventType.RUN_FAILURE: RunState.FAIL,
                  DagsterEventType.RUN_CANCELED: RunState.ABORT}
 _TYPES = {DagsterEventType.RUN_START, *_TERMINAL_RUN, DagsterEventType.ASSET_MATERIALIZATION,
-          DagsterEventType.ASSET_OBSERVATION, DagsterEventType.ASSET_CHECK_EVALUATION}
+          DagsterEventType.ASSET_OBSERVATION, DagsterEventType.ASSET_CHECK_EVALUATION,
+          DagsterEventType.ASSET_MATERIALIZATION_PLANNED}
 
 
 def _ts(seconds: float) -> datetime:
@@ -58,12 +59,15 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
     results: dict[str, tuple[SimpleNamespace, datetime, datetime]] = {}
     tests: list[Any] = []
     partition_window: tuple[datetime, datetime] | None = None
+    planned: set[dg.AssetKey] = set()  # what the run set out to materialize (none for a check-only run)
     for rec in records:
         entry = rec.event_log_entry
         ev = entry.dagster_event
         if ev is None:
             continue
-        if ev.event_type == DagsterEventType.RUN_START:
+        if ev.event_type == DagsterEventType.ASSET_MATERIALIZATION_PLANNED:
+            planned.add(ev.event_specific_data.asset_key)
+        elif ev.event_type == DagsterEventType.RUN_START:
             started = _ts(entry.timestamp)
         elif ev.event_type in _TERMINAL_RUN:
             ended, end_state = _ts(entry.timestamp), _TERMINAL_RUN[ev.event_type]
@@ -95,7 +99,7 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
     if started is None:
         return []
     ended = ended or _ts(run.end_time or datetime.now(UTC).timestamp())
-    selected = [key_to_model[k] for k in (run.asset_selection or key_to_model) if k in key_to_model]
+    selected = [key_to_model[k] for k in sorted(planned | set(run.asset_selection or ())) if k in key_to_model]
     for name in selected:  # cancelled or stopped before the model ran: ABORT, never silence
         if name not in results:
             reason = "run cancelled" if end_state is RunState.ABORT else f"not run: {error or 'run ended'}"
