@@ -15,6 +15,10 @@ process-level ratio depends on the data size. A second comparison isolates the b
 one process with a warmed-up Spark session, the 30-partition range as one Dagster run versus 30
 Dagster runs of one partition (each arm from an empty warehouse, same session).
 
+``--connect PORT`` runs the Spark work of both process arms on a local Spark Connect server (started
+and warmed up before timing, stopped at the end), the setup that keeps a warm JVM across processes.
+The server is not a child of the timed process: its CPU is not in the CPU column, compare wall times.
+
     python benchmarks/bench_backfill.py                    # 30 days x 20,000 orders
     python benchmarks/bench_backfill.py --rows-per-day 2000
 """
@@ -111,7 +115,11 @@ def warm_comparison(root: Path) -> dict[str, float]:
 
 
 def reset(root: Path) -> None:
-    shutil.rmtree(root / ".streamt", ignore_errors=True)
+    """Fresh Dagster and warehouse state; a running Spark Connect server's pid and logs stay."""
+    state = root / ".streamt"
+    for child in state.iterdir() if state.is_dir() else ():
+        if child.name != "connect-server":
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
     shutil.rmtree(root / "target", ignore_errors=True)
 
 
@@ -120,14 +128,41 @@ def main() -> int:
     ap.add_argument("--rows-per-day", type=int, default=20_000)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--warm-only", action="store_true", help="only the comparison in one warmed-up process")
+    ap.add_argument("--connect", type=int, default=0, metavar="PORT",
+                    help="run the Spark work on a local Spark Connect server on PORT (started and warmed up "
+                         "first, stopped at the end): processes connect instead of starting a JVM")
     args = ap.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="streamt-backfill-"))).resolve()
     root = work / "project"
     print(f"workdir {work}\n{machine_note()}")
     write_project(root, args.rows_per_day)
+    if args.connect:
+        with (root / "stream_project.yml").open("a", encoding="utf-8") as fh:
+            fh.write(f"runtime: {{spark: {{connect_server: {{start: true, port: {args.connect}}}}}}}\n")
     print(f"{DAYS} days x {args.rows_per_day:,} orders written", flush=True)
     if args.warm_only:
         return print_warm(root)
+    if args.connect:
+        print(f"starting and warming up a Spark Connect server on port {args.connect} ...", flush=True)
+        timed_run([*streamt_cmd(), "backfill", "daily_revenue", "-p", str(root), "--from", "2026-01-31",
+                   "--to", "2026-01-31"])
+        try:
+            return compare_processes(root)
+        finally:
+            subprocess.run([sys.executable, "-c", STOP, str(root)], capture_output=True)
+    return compare_processes(root, warm=True)
+
+
+STOP = """
+import sys
+from pathlib import Path
+from dagster_streamt.spark.connect_server import stop_connect_server
+from dagster_streamt.spec.loader import load_project
+stop_connect_server(load_project(Path(sys.argv[1]))[0])
+"""
+
+
+def compare_processes(root: Path, warm: bool = False) -> int:
     base = [*streamt_cmd(), "backfill", "daily_revenue", "-p", str(root), "--from", "2026-01-01",
             "--to", f"2026-01-{DAYS:02d}"]
     table = Table(["arm", "runs", "wall s", "cpu s", "rows"])
@@ -146,7 +181,8 @@ def main() -> int:
     print(f"\nsame rows in both arms: {rows_a == rows_b} ({rows_a:,})")
     print(f"per-partition / single-run, whole processes: wall {multi.seconds / single.seconds:.1f}x, "
           f"cpu {multi.cpu_seconds / max(single.cpu_seconds, 1e-9):.1f}x (target: single run >= 5x faster)")
-    print_warm(root)
+    if warm:
+        print_warm(root)
     return 0 if rows_a == rows_b else 1
 
 
