@@ -13,7 +13,7 @@ from ..api import LoadedProject
 
 @dataclass(frozen=True)
 class LastRun:
-    status: str  # COMPLETE | FAIL | ABORT
+    status: str  # COMPLETE | FAIL | ABORT | RUNNING (a continuous-mode stream)
     started: datetime
     finished: datetime
     rows: int | None
@@ -32,6 +32,9 @@ class LastCheck:
     passed: bool | None  # None: planned or running
     severity: str
     at: datetime | None
+
+
+CONTINUOUS = {"running": "RUNNING", "restarting": "RUNNING", "stopped": "COMPLETE"}
 
 
 def _md(md: dict, key: str, default: object = None) -> object:
@@ -62,10 +65,15 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance) -> dict[str, 
             o = entry.asset_observation
             md = dict(o.metadata) if o is not None else {}
             status = _md(md, "streamt/status")
-            if status in ("failed", "skipped") and (best is None or entry.timestamp > best.finished.timestamp()):
+            newer = best is None or entry.timestamp > best.finished.timestamp()
+            if status in ("failed", "skipped") and newer:
                 best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(_md(md, "streamt/started_at"),
                                entry.timestamp), _ts(_md(md, "streamt/ended_at"), entry.timestamp), None,
                                entry.run_id, str(_md(md, "error", "")))
+            elif _md(md, "streamt/mode") == "continuous" and status in CONTINUOUS and newer:
+                # `streamt run --continuous` reports progress outside any Dagster run: its latest report
+                at = _ts(None, entry.timestamp)
+                best = LastRun(CONTINUOUS[str(status)], at, at, _md(md, "rows_written"), entry.run_id or "")
         if best is not None:
             out[name] = best
     return out

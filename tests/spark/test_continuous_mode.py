@@ -21,6 +21,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from dagster_streamt.api import load
 from dagster_streamt.cli.continuous_cmd import plan
+from dagster_streamt.dagster.run_history import last_runs
 from dagster_streamt.dagster.stream_observations import ObservationReporter
 from dagster_streamt.spark import Warehouse, register_model_view
 from dagster_streamt.spark.continuous import ContinuousRunner, RestartPolicy, StreamEvent, continuous_trigger
@@ -185,8 +186,11 @@ def test_progress_becomes_dagster_observations(spark: Any, tmp_project: Any) -> 
 
         with running(spark, project, ["orders_clean"], rec, on_progress=both, on_event=reporter.event):
             wait_for(lambda: ids(spark, project) == [2, 3], "the first file")
+            assert last_runs(load(project.root), instance)["orders_clean"].status == "RUNNING"  # `streamt status`
             drop(project.root, "b.json", orders(range(4, 6)))  # its batch reports the first batch's watermark
             wait_for(lambda: any(p.new_rows and p.watermark for p in rec.progress), "a report with a watermark")
+        stopped = last_runs(load(project.root), instance)["orders_clean"]
+        assert (stopped.status, stopped.rows) == ("COMPLETE", 4)
         records = instance.fetch_observations(key, limit=50).records
         metadata = [{k: getattr(v, "value", v) for k, v in r.asset_observation.metadata.items()}
                     for r in reversed(records)]  # oldest first
