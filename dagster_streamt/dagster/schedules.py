@@ -43,15 +43,13 @@ def automation_condition(model: Model) -> dg.AutomationCondition | None:
 def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
     """``freshness: {warn_after, error_after}`` (or streamt's seconds) as a Dagster 1.13 time-window
     freshness policy: the asset is late once its last update is older than the window."""
-    if fresh is None:
-        return None
-    from ..checks.params import parse_duration
+    from ..checks.source_freshness import windows
 
-    fail = parse_duration(fresh.error_after) if fresh.error_after else fresh.max_lag_seconds
-    warn = parse_duration(fresh.warn_after) if fresh.warn_after else fresh.warn_after_seconds
-    if fail is None:
-        fail, warn = warn, None
-    if fail is None:
+    win = windows(fresh)
+    if win is None:
         return None
-    warn_td = timedelta(seconds=float(warn)) if warn is not None and float(warn) < float(fail) else None
-    return dg.FreshnessPolicy.time_window(fail_window=timedelta(seconds=float(fail)), warn_window=warn_td)
+    fail = win.error_s if win.error_s is not None else win.warn_s  # a policy needs a fail window
+    warn = win.warn_s if win.error_s is not None else None
+    assert fail is not None
+    return dg.FreshnessPolicy.time_window(fail_window=timedelta(seconds=fail),
+                                          warn_window=timedelta(seconds=warn) if warn is not None else None)

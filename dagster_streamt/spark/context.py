@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -62,6 +63,24 @@ class RunContext:
     @property
     def connect(self) -> bool:
         return is_connect(self.spark)
+
+    @contextmanager
+    def scheduler_pool(self, name: str, description: str | None = None) -> Iterator[None]:
+        """Jobs started inside run in the FAIR pool ``name``: concurrent models share the cores instead
+        of queueing (a no-op on Spark Connect, which has no local properties)."""
+        if self.connect:
+            yield
+            return
+        sc = self.spark.sparkContext
+        sc.setLocalProperty("spark.scheduler.pool", name)
+        if description:
+            sc.setJobDescription(description)
+        try:
+            yield
+        finally:
+            sc.setLocalProperty("spark.scheduler.pool", None)  # type: ignore[arg-type]
+            if description:
+                sc.setJobDescription(None)  # type: ignore[arg-type]
 
     def for_model(self, model: Model) -> RunContext:
         """The context a model runs in: a child session when it overrides Spark settings

@@ -24,7 +24,7 @@ from pyspark.sql import SparkSession
 from ..spec.project import Project
 from .checkpoints import explain_failure, is_spark_incompatibility
 from .context import RunContext
-from .errors import describe_exception
+from .errors import describe_exception, model_error
 from .progress import trigger_options
 from .reset import reset_model
 from .state import check_project_root
@@ -175,7 +175,7 @@ class ContinuousRunner:
             self._streams[name] = stream
             self._start(ctx, stream)
         except Exception as exc:
-            message = _message(name, exc)
+            message = model_error(name, exc)
             if name in self._streams:
                 self._streams[name].state, self._streams[name].error = "failed", message
             else:
@@ -186,14 +186,8 @@ class ContinuousRunner:
     def _start(self, ctx: RunContext, stream: _Stream) -> None:
         model = self.project.models[stream.name]
         mctx = ctx.for_model(model)
-        pooled = not mctx.connect
-        if pooled:  # FAIR scheduling: concurrent queries share the cores instead of queueing
-            mctx.spark.sparkContext.setLocalProperty("spark.scheduler.pool", stream.name)
-        try:
+        with mctx.scheduler_pool(stream.name):
             started = start_stream(mctx, model, stream.trigger)
-        finally:
-            if pooled:
-                mctx.spark.sparkContext.setLocalProperty("spark.scheduler.pool", None)  # type: ignore[arg-type]
         try:  # registered now, not when the query ends: downstream models read the output while it runs
             record_stream(mctx, started)
         except Exception:
@@ -239,7 +233,7 @@ class ContinuousRunner:
     def _failed(self, stream: _Stream, exc: BaseException) -> StreamEvent:
         stream.started = None
         stream.failures += 1
-        message = _message(stream.name, explain_failure(stream.name, exc))
+        message = model_error(stream.name, explain_failure(stream.name, exc))
         stream.error = message
         limit = self.policy.max_restarts
         hopeless = _incompatible(exc)
@@ -291,8 +285,3 @@ def _call(fn: Callable[[Any], None] | None, arg: Any) -> None:
 def _incompatible(exc: BaseException) -> bool:
     """The checkpoint no longer fits the query (Spark's refusal or our fingerprint check)."""
     return is_spark_incompatibility(exc) or "no longer fits its checkpoint" in str(exc)
-
-
-def _message(name: str, exc: BaseException) -> str:
-    text = describe_exception(exc)
-    return text if name in text.split(":")[0] else f"model {name}: {text}"

@@ -87,3 +87,11 @@ def describe_exception(exc: BaseException) -> str:
     if fmt:
         return missing_format_hint(fmt)
     return first_meaningful_line(exc)
+
+
+def model_error(name: str, exc: BaseException) -> str:
+    """:func:`describe_exception`, prefixed with ``model <name>:`` unless the message already names it."""
+    message = describe_exception(exc)
+    if not message.startswith(f"model {name}") and f" {name}" not in message.split(":")[0]:
+        message = f"model {name}: {message}"
+    return message

@@ -89,4 +89,5 @@ def trigger_options(trigger: str | None, model: str) -> dict[str, Any]:
     if _INTERVAL.match(interval):
         return {"processingTime": interval}
     raise ModelRunError(f"model {model}: unknown advanced.spark.trigger {trigger!r}; use available_now (the "
-                        "default), once, or an interval like '30 seconds' (runs until stopped)", model)
+                        "default), once, or an interval like '30 seconds' (the pace of `streamt run "
+                        "--continuous`)", model)

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from ..spec.models import Model
 from ..spec.project import Project
 from .context import RunContext
-from .errors import describe_exception
+from .errors import model_error
 from .partitions import PartitionScope
 from .results import ModelResult, failed, skipped
 from .sink import materialize_sink
@@ -126,21 +126,11 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
     materialize = MATERIALIZERS.get(kind)
     if materialize is None:
         return failed(name, kind, f"model {name}: unknown materialization {kind!r}")
-    pooled = not ctx.connect
     try:
-        if pooled:  # FAIR scheduling: concurrent models share the cores instead of queueing
-            ctx.spark.sparkContext.setLocalProperty("spark.scheduler.pool", name)
-            ctx.spark.sparkContext.setJobDescription(f"streamt {kind} {name}")
-        result = materialize(ctx.for_model(model), model, full_refresh)
+        with ctx.scheduler_pool(name, f"streamt {kind} {name}"):
+            result = materialize(ctx.for_model(model), model, full_refresh)
     except Exception as exc:
-        message = describe_exception(exc)
-        if not message.startswith(f"model {name}") and f" {name}" not in message.split(":")[0]:
-            message = f"model {name}: {message}"
         log.debug("model %s failed", name, exc_info=True)
-        return failed(name, kind, message, time.monotonic() - start)
-    finally:
-        if pooled:
-            ctx.spark.sparkContext.setLocalProperty("spark.scheduler.pool", None)  # type: ignore[arg-type]
-            ctx.spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
+        return failed(name, kind, model_error(name, exc), time.monotonic() - start)
     result.duration_s = time.monotonic() - start
     return result
