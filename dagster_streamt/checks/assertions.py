@@ -25,6 +25,7 @@ from .params import (
     MaxLag,
     NotNull,
     Params,
+    Positive,
     Range,
     Relationships,
     RowCount,
@@ -47,6 +48,7 @@ ASSERTIONS: dict[str, type[Params]] = {
     "distribution": Distribution,
     "max_lag": MaxLag,
     "throughput": Throughput,
+    "positive": Positive,
 }
 ALIASES: dict[str, str] = {"unique_key": "unique", "foreign_key": "relationships"}
 CONTINUOUS_ONLY = frozenset({"max_lag", "throughput"})
@@ -158,6 +160,8 @@ def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionI
         except ValidationError as exc:
             issues.extend(_issues(index, written, model, exc))
             continue
+        if isinstance(params, Positive):  # sugar: checked and reported as a range
+            name, params = "range", params.as_range()
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name}_{seen[name]}"
         parsed.append(ParsedAssertion(index, name, written, params, label))

@@ -33,10 +33,11 @@ def check_throughput(rows_per_second: float | None, params: Throughput) -> Verdi
     if rows_per_second is None:
         return Verdict(False, message="no throughput measured yet (no streaming progress): cannot judge")
     rate = float(rows_per_second)
-    low = params.min_per_second is not None and rate < params.min_per_second
-    high = params.max_per_second is not None and rate > params.max_per_second
-    message = (f"{rate:g} rows/s below the minimum {params.min_per_second:g}" if low else
-               f"{rate:g} rows/s above the maximum {params.max_per_second:g}" if high else f"{rate:g} rows/s")
+    low = params.low is not None and rate < params.low
+    high = params.high is not None and rate > params.high
+    message = (f"{rate:g} rows/s below the minimum {params.low:g}" if low and params.low is not None else
+               f"{rate:g} rows/s above the maximum {params.high:g}" if high and params.high is not None else
+               f"{rate:g} rows/s")
     return Verdict(not (low or high), 0, message, {"rows_per_second": rate})
 
 
@@ -99,7 +100,7 @@ def aggregate_verdict(a: AssertionSql, values: Mapping[str, Any], total: int, no
         case "freshness":
             return _freshness(v["latest"], p.max_age_seconds, p.column, now)
         case "custom_sql":
-            return _expect(v["value"], p.expected)
+            return _expect(v["value"], p.expected, p.max_failures)
         case "distribution":
             return _distribution(p, _int(v["nonnull"]), [_int(v[f"bucket_{j}"]) for j in range(len(p.buckets))])
     return Verdict(False, message=f"{a.assertion.name} cannot be evaluated from an aggregate")
@@ -120,13 +121,17 @@ def _freshness(latest_micros: Any, max_age: float, column: str, now: datetime) -
     return Verdict(ok, 0, "" if ok else f"newest {column} is {age:.0f}s old (max {max_age:g}s)", observed)
 
 
-def _expect(value: Any, expected: int) -> Verdict:
+def _expect(value: Any, expected: int, max_failures: int | None = None) -> Verdict:
     if value is None:
         return Verdict(False, 0, "the query returned NULL instead of a count", {"value": None})
     number = float(value)
+    shown = int(number) if number.is_integer() else number
+    if max_failures is not None:
+        ok = number <= max_failures
+        return Verdict(ok, int(number), "" if ok else f"query returned {shown} failures, at most {max_failures} "
+                       "allowed", {"value": shown, "max_failures": max_failures})
     ok = number == expected
     miss = int(abs(number - expected))
-    shown = int(number) if number.is_integer() else number
     return Verdict(ok, miss, "" if ok else f"query returned {shown}, expected {expected}",
                    {"value": shown, "expect": expected})
 

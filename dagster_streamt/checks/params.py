@@ -101,6 +101,15 @@ class Range(Params):
 class AcceptedTypes(Params):
     types: dict[str, str | list[str]] = Field(min_length=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        """streamt also writes the columns directly: ``accepted_types: {payment_id: string}``."""
+        if isinstance(data, dict) and "types" not in data and data \
+                and all(isinstance(v, str | list) for v in data.values()):
+            return {"types": data}
+        return data
+
     def columns_used(self) -> list[str]:
         return list(self.types)
 
@@ -150,6 +159,19 @@ class Relationships(Params):
         return [self.column]
 
 
+class Positive(Params):
+    """streamt's ``positive: {column, allow_zero}``: read as ``range: {column, min: 0}``."""
+
+    column: str
+    allow_zero: bool = False
+
+    def as_range(self) -> Range:
+        return Range(column=self.column, min=0, inclusive=self.allow_zero)
+
+    def columns_used(self) -> list[str]:
+        return [self.column]
+
+
 class RowCount(Params):
     min: int | None = Field(default=None, ge=0)
     max: int | None = Field(default=None, ge=0)
@@ -189,6 +211,16 @@ class Freshness(Params):
     column: str
     max_age: str | int | float
 
+    @model_validator(mode="before")
+    @classmethod
+    def _minutes(cls, data: Any) -> Any:
+        """streamt's guides write ``max_age_minutes: 5``."""
+        if isinstance(data, dict) and "max_age_minutes" in data and "max_age" not in data:
+            minutes = data["max_age_minutes"]
+            rest = {k: v for k, v in data.items() if k != "max_age_minutes"}
+            return {**rest, "max_age": f"{minutes}m" if isinstance(minutes, int | float) else minutes}
+        return data
+
     @field_validator("max_age")
     @classmethod
     def _age(cls, v: str | int | float) -> str | int | float:
@@ -209,11 +241,16 @@ _EXPECT = re.compile(r"^\s*(\d+)\s*(rows?)?\s*$")
 
 class CustomSql(Params):
     """``where``: a predicate true for VIOLATING rows. Or streamt's ``sql`` (a query returning the
-    violating rows, or a single count) with ``expect`` (the expected count, default 0)."""
+    violating rows, or a single count) with ``expect`` (the expected count, default 0) or
+    ``max_failures`` (the most failures allowed). streamt's continuous-test spelling names the
+    assertion (``name``) and may add a ``detail_column`` shown with each violating row."""
 
     where: str | None = Field(default=None, min_length=1)
     sql: str | None = Field(default=None, min_length=1)
     expect: int | None = Field(default=None, ge=0)
+    max_failures: int | None = Field(default=None, ge=0)
+    name: str | None = None
+    detail_column: str | None = None
 
     @field_validator("expect", mode="before")
     @classmethod
@@ -229,8 +266,10 @@ class CustomSql(Params):
     def _one(self) -> CustomSql:
         if (self.where is None) == (self.sql is None):
             raise _missing("give exactly one of `where:` (true for violating rows) or `sql:` (+ `expect:`)")
-        if self.where is not None and self.expect is not None:
-            raise ValueError("`expect` goes with `sql:`; a `where:` predicate always expects 0 violating rows")
+        if self.where is not None and (self.expect is not None or self.max_failures is not None):
+            raise ValueError("`expect`/`max_failures` go with `sql:`; a `where:` predicate expects 0 violating rows")
+        if self.expect is not None and self.max_failures is not None:
+            raise ValueError("give `expect:` (an exact count) or `max_failures:` (an upper bound), not both")
         return self
 
     @property
@@ -268,19 +307,47 @@ class Distribution(Params):
 
 
 class MaxLag(Params):
-    column: str
+    """``column`` defaults to the event-time column of the tested model or its inputs (streamt's
+    examples write only ``seconds:``)."""
+
+    column: str | None = None
     max_seconds: float = Field(gt=0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _seconds(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "seconds" in data and "max_seconds" not in data:
+            return {("max_seconds" if k == "seconds" else k): v for k, v in data.items()}
+        return data
+
     def columns_used(self) -> list[str]:
-        return [self.column]
+        return [self.column] if self.column else []
 
 
 class Throughput(Params):
+    """Rows per second; streamt's examples give the bounds per minute."""
+
     min_per_second: float | None = Field(default=None, ge=0)
     max_per_second: float | None = Field(default=None, ge=0)
+    min_per_minute: float | None = Field(default=None, ge=0)
+    max_per_minute: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _bounds(self) -> Throughput:
-        if self.min_per_second is None and self.max_per_second is None:
-            raise _missing("give `min_per_second:`, `max_per_second:` or both")
+        if self.min_per_second is None and self.max_per_second is None and self.min_per_minute is None \
+                and self.max_per_minute is None:
+            raise _missing("give `min_per_second:`/`max_per_second:` (or streamt's `min_per_minute:`/"
+                           "`max_per_minute:`)")
+        if (self.min_per_second is not None and self.min_per_minute is not None) or \
+                (self.max_per_second is not None and self.max_per_minute is not None):
+            raise ValueError("give each bound once: per second or per minute")
         return self
+
+    @property
+    def low(self) -> float | None:
+        """The minimum in rows per second."""
+        return self.min_per_second if self.min_per_minute is None else self.min_per_minute / 60
+
+    @property
+    def high(self) -> float | None:
+        return self.max_per_second if self.max_per_minute is None else self.max_per_minute / 60

@@ -76,12 +76,9 @@ class TestResult:
 
 
 def severity_of(test: Test, default: str = "error") -> Severity:
-    """``severity:`` wins, then streamt's ``on_failure: {severity: ...}``, then the project default;
-    streamt's ``warning`` means ``warn``; anything else blocks (``error``)."""
-    severity: Any = test.severity
-    if severity is None and isinstance(test.on_failure, dict):
-        severity = test.on_failure.get("severity")
-    severity = severity or default
+    """``severity:`` wins, then streamt's ``on_failure`` (``severity``, ``block_deploy``), then the project
+    default; streamt's ``warning`` means ``warn``; anything else blocks (``error``)."""
+    severity = test.declared_severity or default
     return "warn" if str(severity).lower() in ("warn", "warning") else "error"
 
 

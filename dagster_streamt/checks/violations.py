@@ -289,7 +289,12 @@ class _BatchCheck:
              count: int) -> list[tuple[Any, ...]]:
         """Lag = when the model wrote the newest file of this micro-batch (its modification time, so a
         later re-check gives the same answer) - the newest event time in the micro-batch."""
-        newest = F.expr(f"unix_micros(CAST(max({ident(p.column)}) AS TIMESTAMP))")
+        target = self.test.model or ""
+        column = p.column or self.project.event_columns.get(target)
+        if column is None:
+            raise RuntimeError(f"test {self.test.name}: max_lag has no `column:` and model {target} has no "
+                               "event-time column")
+        newest = F.expr(f"unix_micros(CAST(max({ident(column)}) AS TIMESTAMP))")
         written = F.expr(f"unix_micros(max(`{_FILE_TIME}`))") if self.file_time else F.lit(None)
         row = batch.agg(newest.alias("event"), written.alias("written")).first()
         event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)

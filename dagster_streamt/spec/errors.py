@@ -27,10 +27,13 @@ CODES: dict[str, str] = {
     "STR013": "duplicate key in a YAML mapping",
     "STR020": "duplicate name",
     "STR021": "name clash between a source and a model",
+    "STR022": "two names become the same identifier",
     "STR030": "missing environment variable",
     "STR031": "unknown project variable",
     "STR040": "invalid materialization",
     "STR041": "legacy streamt materialization mapped to a Spark one",
+    "STR042": "streamt key kept for compatibility, no effect on Spark",
+    "STR043": "materialization inferred from the SQL",
     "STR050": "invalid cron expression",
     "STR051": "invalid regular expression",
     "STR060": "partition variables in an unpartitioned model",
@@ -47,6 +50,7 @@ CODES: dict[str, str] = {
     "SQL002": "template error in SQL",
     "SQL003": "SQL parsed by Spark fallback only",
     "SQL004": "model has no SQL",
+    "SQL005": "SQL construct with no Spark equivalent",
     "GOV101": "model has no description",
     "GOV102": "model has no owner",
     "GOV103": "model has no tests",
@@ -76,6 +80,16 @@ class Diagnostic:
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
+
+    @property
+    def is_governance(self) -> bool:
+        """A governance finding (``rules:``): fails ``streamt validate`` but does not stop compile, lineage,
+        Dagster definitions or runs, which still work on a project that breaks its own policies."""
+        return self.code.startswith("GOV")
+
+    @property
+    def blocks(self) -> bool:
+        return self.is_error and not self.is_governance
 
     def format(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -141,6 +155,10 @@ class Diagnostics:
     def has_errors(self) -> bool:
         return any(d.is_error for d in self._items)
 
+    @property
+    def has_blocking(self) -> bool:
+        return any(d.blocks for d in self._items)
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -150,7 +168,7 @@ class ProjectError(Exception):
 
     def __init__(self, diagnostics: list[Diagnostic]) -> None:
         self.diagnostics = diagnostics
-        errors = [d for d in diagnostics if d.is_error]
+        errors = [d for d in diagnostics if d.blocks] or [d for d in diagnostics if d.is_error]
         super().__init__(
             f"{len(errors)} error(s) in project:\n" + "\n".join(d.format() for d in errors[:50])
         )

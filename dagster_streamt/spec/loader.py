@@ -14,10 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .column_tests import column_tests
+from .compat import NOTE_KEYS, KeyMeaning, note_for, walk_keys
 from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
 from .errors import Diagnostics, Severity
+from .governance import EnvironmentInfo, Safety
 from .models import (
     LEGACY_MATERIALIZATIONS,
+    NAME_HINT,
     SECTION_MODELS,
     Defaults,
     ProjectInfo,
@@ -25,6 +29,7 @@ from .models import (
     Runtime,
     Strict,
 )
+from .names import check_names
 from .project import EntityLocation, Project
 from .suggest import did_you_mean
 from .yaml_loader import LineMap, load_yaml
@@ -34,6 +39,7 @@ ENTITY_DIRS = ("sources", "models", "tests", "exposures")
 SECTIONS = ("sources", "models", "tests", "exposures", "schedules")
 ROOT_KEYS = ("project", "runtime", "defaults", "rules", "vars", *SECTIONS)
 ENV_KEYS = ("runtime", "defaults", "rules", "vars")
+ENV_FILE_KEYS = (*ENV_KEYS, "environment", "safety")  # streamt's environment header and deploy guards
 MATERIALIZATIONS = ("table", "view", "stream", "sink")
 KIND_OF_SECTION = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
                    "schedules": "schedule"}
@@ -72,6 +78,8 @@ class _Loader:
         self.hashes: dict[str, str] = {}
         self.resolver: EnvResolver
         self.missing: list[tuple[str, str, int]] = []
+        self.notes: dict[KeyMeaning, list[tuple[str, int]]] = {}  # streamt keys with no effect, where used
+        self.legacy: dict[str, list[tuple[str, str, int]]] = {}  # streamt materialization -> models using it
 
     # -- files ---------------------------------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -94,7 +102,34 @@ class _Loader:
             self.diags.add("STR004", f"file is not UTF-8 text ({exc.reason} at byte {exc.start})",
                            file=rel, hint="save the file as UTF-8")
             return None
-        return load_yaml(text, rel, self.diags)
+        loaded = load_yaml(text, rel, self.diags)
+        if loaded is not None and isinstance(loaded[0], dict):
+            self._scan_notes(loaded[0], loaded[1])
+        return loaded
+
+    def _scan_notes(self, data: dict[str, Any], lm: LineMap) -> None:
+        """Record where each kind of no-effect streamt key is used (its outermost occurrences)."""
+        for path in walk_keys(data):
+            entry = note_for(path)
+            if entry is not None and note_for(path[:-1]) is not entry:
+                self.notes.setdefault(entry, []).append((lm.file, lm.line(path)))
+
+    def _emit_notes(self) -> None:
+        for entry in NOTE_KEYS:
+            where = sorted(self.notes.get(entry, []))
+            if not where:
+                continue
+            more = f" (and {len(where) - 1} more place{'s' if len(where) > 2 else ''})" if len(where) > 1 else ""
+            self.diags.add("STR042", f"`{entry.pattern}`{more} is kept for streamt compatibility and has no "
+                           f"effect on Spark: {entry.text}", file=where[0][0], line=where[0][1],
+                           severity=Severity.NOTE, hint="nothing to do; remove the key if the project no longer "
+                           "runs on streamt")
+        for mat, models in sorted(self.legacy.items()):
+            names = ", ".join(sorted(n for n, _, _ in models))
+            file, line = sorted((f, ln) for _, f, ln in models)[0]
+            self.diags.add("STR041", f"streamt materialization {mat!r} runs as {LEGACY_MATERIALIZATIONS[mat]!r} on "
+                           f"Spark (models: {names})", file=file, line=line, severity=Severity.NOTE,
+                           hint=f"write `materialized: {LEGACY_MATERIALIZATIONS[mat]}` to silence this note")
 
     # -- main ------------------------------------------------------------------------------
     def load(self) -> Project | None:
@@ -146,13 +181,16 @@ class _Loader:
 
         typed: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
         locations: dict[tuple[str, str], EntityLocation] = {}
-        legacy: dict[str, str] = {}
         for section in SECTIONS:
             kind = KIND_OF_SECTION[section]
+            if section == "tests":
+                entities["tests"].extend(self._column_tests(typed, locations))
             for raw, loc in entities[section]:
                 raw = self._interpolate(raw, loc, section)
+                if section == "tests":
+                    raw = _test_on_source(raw, typed)
                 if section == "models":
-                    raw = self._model_defaults(raw, loc, defaults, legacy)
+                    raw = self._model_defaults(raw, loc, defaults)
                 if section == "sources" and defaults.sources.format and "format" not in raw and not (
                         "topic" in raw or "table" in raw):
                     raw = {**raw, "format": defaults.sources.format}
@@ -170,16 +208,28 @@ class _Loader:
                 locations[(kind, name)] = loc
                 typed[section][name] = obj
         self._missing_summary()
+        self._emit_notes()
         for section in SECTIONS:
             typed[section] = dict(sorted(typed[section].items()))
 
-        return Project(
+        project = Project(
             root=self.root, env=self.env, info=info, runtime=runtime, defaults=defaults, rules=rules,
             vars=variables, sources=typed["sources"], models=typed["models"], tests=typed["tests"],
             exposures=typed["exposures"], schedules=typed["schedules"], locations=locations,
             secrets=set(self.resolver.secrets), env_used=dict(sorted(self.resolver.used.items())),
-            file_hashes=dict(sorted(self.hashes.items())), legacy_materializations=legacy,
+            file_hashes=dict(sorted(self.hashes.items())),
+            legacy_materializations={n: mat for mat, ms in self.legacy.items() for n, _, _ in ms},
         )
+        self.diags.extend(check_names(project))
+        return project
+
+    def _column_tests(self, typed: dict[str, dict[str, Any]], locations: dict[tuple[str, str], EntityLocation]
+                      ) -> list[tuple[dict[str, Any], EntityLocation]]:
+        out: list[tuple[dict[str, Any], EntityLocation]] = []
+        for section, kind in (("sources", "source"), ("models", "model")):
+            for name, node in typed[section].items():
+                out.extend(column_tests(kind, node, locations[(kind, name)]))
+        return out
 
     # -- pieces ----------------------------------------------------------------------------
     def _apply_environment(self, root_data: dict[str, Any]) -> LineMap | None:
@@ -202,7 +252,13 @@ class _Loader:
             self.diags.add("STR002", "an environment file must be a mapping (runtime:, defaults:, rules:, vars:)",
                            file=lm.file, line=1, hint="put overrides under `runtime:` and friends")
             return None
-        self._unknown_keys(data, ENV_KEYS, lm, (), where="an environment file")
+        self._unknown_keys(data, ENV_FILE_KEYS, lm, (), where="an environment file")
+        header = self._validate(EnvironmentInfo, data.get("environment") or {}, lm, ("environment",))
+        self._validate(Safety, data.get("safety") or {}, lm, ("safety",))
+        if header is not None and header.name is not None and header.name != self.env:
+            self.diags.add("STR012", f"environment file {self.rel(path)} says `name: {header.name}`, but it is "
+                           f"loaded as environment {self.env!r}", file=lm.file, line=lm.line(("environment", "name")),
+                           hint=f"set `name: {self.env}` or rename the file to environments/{header.name}.yml")
         for key in ENV_KEYS:
             if key in data:
                 root_data[key] = _deep_merge(root_data.get(key), data[key])
@@ -229,8 +285,19 @@ class _Loader:
         def fn(text: str, path: tuple[str | int, ...]) -> str:
             is_sql = section == "models" and path[-1:] == ("sql",)
             out, missing = self.resolver.interpolate(text, jinja=not is_sql)
+            unused = note_for((*loc.base, *path))
             for name in missing:
-                self.missing.append((name, loc.file, loc.linemap.line((*loc.base, *path))))
+                line = loc.linemap.line((*loc.base, *path))
+                if section == "tests" and "on_failure" in path:
+                    self.diags.add("STR030", f"environment variable {name} is not set: this test's alert cannot "
+                                   "be sent", file=loc.file, line=line, severity=Severity.WARNING,
+                                   hint=f"export {name} (or add it to .env) where the pipeline runs")
+                elif unused is None:
+                    self.missing.append((name, loc.file, line))
+                else:
+                    self.diags.add("STR030", f"environment variable {name} is not set (used by `{unused.pattern}`, "
+                                   "which has no effect on Spark)", file=loc.file, line=line,
+                                   severity=Severity.NOTE, hint="nothing to do on Spark; set it for streamt")
             if path and is_secret_key(path[-1]):
                 self.resolver.mark_secret_value(out)
             return out
@@ -245,30 +312,25 @@ class _Loader:
                            hint=f"export it or add it to .env (missing: {', '.join(names)}); "
                                 "or give a default: ${" + name + ":-value}")
 
-    def _model_defaults(self, raw: dict[str, Any], loc: EntityLocation, defaults: Defaults,
-                        legacy: dict[str, str]) -> dict[str, Any]:
+    def _model_defaults(self, raw: dict[str, Any], loc: EntityLocation, defaults: Defaults) -> dict[str, Any]:
+        """Apply ``defaults.models``; an omitted materialization stays unset and is inferred from the SQL
+        after compiling (streamt's rule), unless ``defaults.models.materialized`` gives one."""
         raw = dict(raw)
         d = defaults.models
-        if "materialized" not in raw:
-            if raw.get("from") is not None and raw.get("sql") is None:
-                raw["materialized"] = "sink"
-            else:
-                raw["materialized"] = d.materialized or "table"
-        mat = raw["materialized"]
-        name = raw.get("name", "?")
+        if "materialized" not in raw and d.materialized and raw.get("sql") is not None:
+            raw["materialized"] = d.materialized  # a `from:`-only model stays a sink (inferred)
+        mat = raw.get("materialized")
+        name = str(raw.get("name", "?"))
         if isinstance(mat, str) and mat in LEGACY_MATERIALIZATIONS:
             raw["materialized"] = LEGACY_MATERIALIZATIONS[mat]
-            legacy[str(name)] = mat
-            self.diags.add("STR041", f"model {name!r}: streamt materialization {mat!r} runs as "
-                           f"{LEGACY_MATERIALIZATIONS[mat]!r} on Spark", file=loc.file,
-                           line=loc.line_of("materialized"), severity=Severity.NOTE,
-                           hint=f"write `materialized: {LEGACY_MATERIALIZATIONS[mat]}` to silence this note")
-        elif not isinstance(mat, str) or mat not in MATERIALIZATIONS:
+            self.legacy.setdefault(mat, []).append((name, loc.file, loc.line_of("materialized")))
+        elif mat is not None and (not isinstance(mat, str) or mat not in MATERIALIZATIONS):
             suggestion = did_you_mean(str(mat), (*MATERIALIZATIONS, *LEGACY_MATERIALIZATIONS))
             self.diags.add("STR040", f"model {name!r}: unknown materialization {mat!r}", file=loc.file,
                            line=loc.line_of("materialized"),
-                           hint=(suggestion + " " if suggestion else "") + "use one of: table, view, stream, sink")
-            raw["materialized"] = "table"
+                           hint=(suggestion + " " if suggestion else "") + "use one of: table, view, stream, sink "
+                           "(or leave it out to infer it from the SQL)")
+            raw.pop("materialized")
         if d.owner and "owner" not in raw:
             raw["owner"] = d.owner
         if d.group and "group" not in raw:
@@ -347,8 +409,18 @@ class _Loader:
             msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
             hint = "fix the value"
             if kind == "string_pattern_mismatch" and loc and loc[-1] == "name":
-                hint = "names use letters, digits and underscores and do not start with a digit"
+                hint = NAME_HINT
             self.diags.add("STR012", f"{what}: {dotted}: {msg}", file=use.file, line=line, hint=hint)
+
+
+def _test_on_source(raw: dict[str, Any], typed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """streamt writes ``model: <source name>`` for a test on a source: read it as ``source:``."""
+    target = raw.get("model")
+    if isinstance(target, str) and "source" not in raw and target not in typed["models"] \
+            and target in typed["sources"]:
+        raw = {k: v for k, v in raw.items() if k != "model"}
+        raw["source"] = target
+    return raw
 
 
 def _clean_loc(raw: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -49,6 +49,8 @@ class Project:
     env_used: dict[str, str | None] = field(default_factory=dict)
     file_hashes: dict[str, str] = field(default_factory=dict)
     legacy_materializations: dict[str, str] = field(default_factory=dict)
+    inferred: dict[str, str] = field(default_factory=dict)  # model -> why its materialization was inferred
+    event_columns: dict[str, str] = field(default_factory=dict)  # model -> event-time column (own or inherited)
 
     @property
     def name(self) -> str:

@@ -1,0 +1,49 @@
+"""Building blocks shared by every part of the schema: the strict base class, names, option maps.
+
+Names follow streamt, which accepts ``payments-pipeline`` or ``orders.v1``: letters, digits, ``_``,
+``-`` and ``.``. Where a name must become a Spark identifier or a Dagster op/check name it goes
+through :mod:`.names`, which also reports two names that would collide.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
+NAME_HINT = "names use letters, digits, `_`, `-` and `.`, and start with a letter, digit or `_`"
+Name = Annotated[str, Field(pattern=NAME_PATTERN, min_length=1, max_length=200)]
+
+
+def stringify_options(v: Any) -> Any:
+    """Spark options and conf are strings: YAML's ``true``/``4`` become ``"true"``/``"4"``."""
+    if isinstance(v, dict):
+        return {str(k): ("true" if x is True else "false" if x is False else str(x)) for k, x in v.items()}
+    return v
+
+
+def _join_list(v: Any) -> Any:
+    """streamt accepts a list of brokers or registry URLs where clients want one comma-separated string."""
+    if isinstance(v, list):
+        return ",".join(str(x) for x in v)
+    return v
+
+
+CommaList = Annotated[str, BeforeValidator(_join_list)]
+
+
+def _text(v: Any) -> Any:
+    """A number written where streamt documents free text (``availability: 99.9``) is kept as text."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return str(v)
+    return v
+
+
+Text = Annotated[str, BeforeValidator(_text)]
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors with a did-you-mean hint (streamt dropped them silently)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

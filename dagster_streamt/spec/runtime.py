@@ -1,0 +1,166 @@
+"""``runtime:``: where models run (Spark), Kafka and lineage settings, and streamt's Flink, Connect,
+Schema Registry and Conduktor blocks.
+
+streamt's infrastructure blocks are typed here so a typo is still caught, but on Spark they do
+nothing; :mod:`.compat` says so once per kind of key when the project is validated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from .base import CommaList, Strict, stringify_options
+
+
+class ConnectServer(Strict):
+    """Start (and reuse) a local Spark Connect server so runs connect in well under a second."""
+
+    start: bool = False
+    port: int = Field(default=15002, ge=1, le=65535)
+
+
+class SparkRuntime(Strict):
+    master: str = "local[2]"
+    remote: str | None = None
+    app_name: str | None = None
+    conf: dict[str, str] = Field(default_factory=dict)
+    warehouse: str = ".streamt/warehouse"
+    checkpoints: str = ".streamt/checkpoints"
+    database: str = "default"
+    connect_server: ConnectServer = Field(default_factory=ConnectServer)
+
+    @field_validator("conf", mode="before")
+    @classmethod
+    def _stringify(cls, v: Any) -> Any:
+        return stringify_options(v)
+
+    @field_validator("remote")
+    @classmethod
+    def _remote_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith("sc://"):
+            raise ValueError(f"remote must be a Spark Connect URL like sc://host:15002, got {v!r}")
+        return v
+
+
+class OpenLineageRuntime(Strict):
+    enabled: bool = True
+    namespace: str | None = None
+    transport: dict[str, Any] = Field(default_factory=lambda: {"type": "file"})
+    sensor_interval_seconds: int = Field(default=30, ge=1)
+
+
+class KafkaRuntime(Strict):
+    """streamt's Kafka block; its security settings become Spark Kafka client options."""
+
+    bootstrap_servers: CommaList
+    bootstrap_servers_internal: CommaList | None = None
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] | None = None
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: str | None = None
+    ssl_ca_location: str | None = None
+    ssl_certificate_location: str | None = None
+    ssl_key_location: str | None = None
+    options: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _stringify(cls, v: Any) -> Any:
+        return stringify_options(v)
+
+
+class RegistrySsl(Strict):
+    ca_location: str | None = None
+    certificate_location: str | None = None
+    key_location: str | None = None
+
+
+class SchemaRegistryRuntime(Strict):
+    url: CommaList
+    username: str | None = None
+    password: str | None = None
+    ssl: RegistrySsl | None = None
+
+
+class FlinkCluster(Strict):
+    """Every key streamt documents for its REST, Docker, Kubernetes and Confluent Cloud clusters."""
+
+    type: Literal["rest", "docker", "kubernetes", "confluent"] = "rest"
+    rest_url: str | None = None
+    sql_gateway_url: str | None = None
+    version: str | None = None
+    environment: str | None = None
+    api_key: str | None = None
+    api_secret: str | None = None
+    network: str | None = None
+    namespace: str | None = None
+    service_account: str | None = None
+    image: str | None = None
+    image_pull_policy: str | None = None
+    image_pull_secrets: list[Any] = Field(default_factory=list)
+    pod_template: dict[str, Any] | None = None
+    environment_id: str | None = None
+    compute_pool_id: str | None = None
+    region: str | None = None
+
+
+class FlinkRuntime(Strict):
+    default: str | None = None
+    clusters: dict[str, FlinkCluster] = Field(default_factory=dict)
+
+
+class ConnectCluster(Strict):
+    rest_url: str
+    username: str | None = None
+    password: str | None = None
+
+
+class ConnectRuntime(Strict):
+    default: str | None = None
+    clusters: dict[str, ConnectCluster] = Field(default_factory=dict)
+
+
+class GatewayRuntime(Strict):
+    admin_url: str | None = None
+    proxy_bootstrap: str | None = None
+    username: str | None = None
+    password: str | None = None
+    virtual_cluster: str | None = None
+
+
+class ConsoleRuntime(Strict):
+    url: str
+    api_key: str | None = None
+
+
+class ConduktorRuntime(Strict):
+    gateway: GatewayRuntime | None = None
+    console: ConsoleRuntime | None = None
+
+
+class AlertsRuntime(Strict):
+    webhook_url: str | None = None
+
+
+class Runtime(Strict):
+    spark: SparkRuntime = Field(default_factory=SparkRuntime)
+    openlineage: OpenLineageRuntime = Field(default_factory=OpenLineageRuntime)
+    kafka: KafkaRuntime | None = None
+    schema_registry: SchemaRegistryRuntime | None = None
+    flink: FlinkRuntime | None = None
+    connect: ConnectRuntime | None = None
+    conduktor: ConduktorRuntime | None = None
+    alerts: AlertsRuntime = Field(default_factory=AlertsRuntime)
+    # when the `<project>_source_freshness` schedule runs the source freshness checks
+    freshness_checks_cron: str = "*/15 * * * *"
+
+    @field_validator("freshness_checks_cron")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        from croniter import croniter
+
+        if len(v.split()) != 5 or not croniter.is_valid(v):
+            raise ValueError(f"invalid cron expression {v!r}; use five fields, e.g. \"*/15 * * * *\"")
+        return v
