@@ -30,7 +30,7 @@ from .spec.project import Project
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
 GRAPH_CACHE_FILE = "target/.streamt-graph.pickle"  # just the graph of a valid project: lineage answers fast
-_CACHE_VERSION = 4
+_CACHE_VERSION = 5
 
 
 @dataclass
@@ -43,7 +43,13 @@ class LoadedProject:
 
     @property
     def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.is_error]
+        """Errors that make the project unusable (governance findings are not among them)."""
+        return [d for d in self.diagnostics if d.blocks]
+
+    @property
+    def findings(self) -> list[Diagnostic]:
+        """Governance findings: ``streamt validate`` fails on them, everything else still works."""
+        return [d for d in self.diagnostics if d.is_error and d.is_governance]
 
 
 def _code_stamp() -> str:
@@ -191,13 +197,13 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
     diags.extend(check_schedules(project, graph))
     loaded = LoadedProject(project, compiled, graph, diags.items)
     inferred = None
-    if any("accepted_types" in a for t in project.tests.values() for a in t.assertions) and not diags.has_errors:
+    if any("accepted_types" in a for t in project.tests.values() for a in t.assertions) and not diags.has_blocking:
         from .lineage.project_columns import column_lineage, inferred_types
 
         inferred = inferred_types(loaded, column_lineage(loaded))  # types through SELECT lists
     diags.extend(check_tests(project, compiled, graph, inferred))
     loaded.diagnostics = diags.items
-    if project.rules.security.sensitive_columns_require_masking and not diags.has_errors:
+    if project.rules.security.sensitive_columns_require_masking and not diags.has_blocking:
         from .lineage.project_columns import check_masking
 
         for exposure, model, column, origins in check_masking(loaded):

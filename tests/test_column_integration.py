@@ -68,7 +68,7 @@ def test_pii_flows_through_models_to_exposures_and_the_rule_fires(tmp_path: Path
         "sensitive" not in c.classes for c in report.exposures["country_dash"])
     # masked: the sensitive flow stops at users_masked; only the internal id reaches the partner feed
     assert [(c.column, c.classes) for c in report.exposures["partner_feed"]] == [("user_id", ("internal",))]
-    gov = [d for d in loaded.errors if d.code == "GOV302"]
+    gov = [d for d in loaded.findings if d.code == "GOV302"]
     assert [d.message for d in gov] == [
         "model 'users_enriched' passes sensitive column 'email_len' (from users.email) to exposure 'crm_export' "
         "unmasked",
@@ -81,8 +81,8 @@ def test_pii_flows_through_models_to_exposures_and_the_rule_fires(tmp_path: Path
 def test_cli_classification_view(tmp_path: Path) -> None:
     write_project(tmp_path, dict(PII))
     r = streamt("lineage", "-p", str(tmp_path), "--classification", "sensitive")
-    # the project is invalid under its own masking rule: the CLI says so and exits 1
-    assert r.returncode == 1 and "GOV302" in r.stdout
+    # the project breaks its own masking rule: lineage still answers, and says so on stderr
+    assert r.returncode == 0 and "GOV302" not in r.stdout and "governance finding" in r.stderr
     (tmp_path / "stream_project.yml").write_text("project: {name: pii}\n")
     r = streamt("lineage", "-p", str(tmp_path), "--classification", "sensitive")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -38,6 +38,7 @@ FILES = {
             materialized: stream
             sql: SELECT id, ts FROM {{ source("events") }}
           - name: per_id
+            materialized: table
             sql: SELECT id, count(*) AS n FROM {{ ref("clean") }} GROUP BY id
           - name: recent
             materialized: view
@@ -49,11 +50,14 @@ FILES = {
             materialized: stream
             sql: SELECT id FROM {{ ref("raw_view") }}
           - name: full_table
+            materialized: table
             sql: SELECT count(*) AS n FROM {{ source("events") }}
           - name: retired
             enabled: false
+            materialized: table
             sql: SELECT id FROM {{ ref("clean") }}
           - name: customer_ids
+            materialized: table
             sql: SELECT id FROM {{ source("customers") }}
         """,
 }

@@ -85,13 +85,14 @@ def test_unknown_top_level_and_nested_keys(tmp_path: Path) -> None:
 def test_every_error_is_collected_not_just_the_first(tmp_path: Path) -> None:
     write_project(tmp_path, {
         "models/a.yml": "models:\n  - name: a\n    materialized: tabel\n    sql: SELECT 1\n",
-        "models/b.yml": "models:\n  - name: 9bad\n    sql: SELECT 1\n",
+        "models/b.yml": "models:\n  - name: bad name!\n    sql: SELECT 1\n",
         "models/c.yml": "models:\n  - name: c\n    sql: [not, a, string]\n",
         "sources/bad.yml": "sources:\n  - name: s\n    format: json\n",
         "tests/t.yml": "tests:\n  - name: t\n    assertions: []\n",
     })
     _, diags = load_project(tmp_path)
     got = sorted((d.file, d.code) for d in diags.errors)
+    assert "letters, digits" in next(d.hint for d in diags.errors if d.file == "models/b.yml")
     assert ("models/a.yml", "STR040") in got
     assert ("models/b.yml", "STR012") in got
     assert ("models/c.yml", "STR012") in got
@@ -222,7 +223,10 @@ def test_defaults_apply_and_sink_is_inferred_from_from(tmp_path: Path) -> None:
     project, _ = load_project(tmp_path)
     a = project.models["a"]
     assert (a.materialized, a.owner, a.tags) == ("view", "data-eng", ["shop", "x"])
-    assert project.models["out"].materialized == "sink"
+    assert project.models["out"].materialized is None  # inferred once compiled
+    loaded = load(tmp_path, use_cache=False)
+    assert loaded.project.models["out"].materialized == "sink"
+    assert loaded.project.inferred["out"] == "`from:` without `sql:`"
 
 
 def test_source_location_checks(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any, Literal
 
-import sqlglot
 from sqlglot import exp
 
 from ..compile.render import RenderError, render_sql
 from ..spec.envvars import EnvResolver
+from ..sql import parse_query
 from .assertions import (
     AcceptedValues,
     CustomSql,
@@ -235,10 +235,7 @@ class _Builder:
 
 def is_count_query(query: str) -> bool:
     """Does ``query`` return one aggregate value (``SELECT count(*) FROM ...``) rather than rows?"""
-    try:
-        tree = sqlglot.parse_one(query, read="spark")
-    except sqlglot.errors.SqlglotError:
-        return False
+    tree = parse_query(query).tree
     if not isinstance(tree, exp.Select) or len(tree.expressions) != 1 or tree.args.get("group"):
         return False
     projection = tree.expressions[0]
@@ -282,6 +279,8 @@ def describe(a: ParsedAssertion) -> str:
         case "custom_sql":
             if p.where is not None:
                 return f"custom_sql: no row where {p.where.strip()}"
+            if p.max_failures is not None:
+                return f"custom_sql: query returns at most {p.max_failures} failures"
             return f"custom_sql: query returns {p.expected} (row count or value)"
         case "expression_is_true":
             return f"expression_is_true: {p.expression.strip()} for every row"
@@ -290,8 +289,7 @@ def describe(a: ParsedAssertion) -> str:
         case "max_lag":
             return f"max_lag: event time {p.column} at most {p.max_seconds:g}s behind processing time"
         case "throughput":
-            bounds = [f">= {p.min_per_second:g}" if p.min_per_second is not None else "",
-                      f"<= {p.max_per_second:g}" if p.max_per_second is not None else ""]
+            bounds = [f">= {p.low:g}" if p.low is not None else "", f"<= {p.high:g}" if p.high is not None else ""]
             return f"throughput: rows/second {' and '.join(b for b in bounds if b)}"
     return a.name
 

@@ -58,6 +58,9 @@ def load_or_exit(project_dir: str, env: str | None, *, allow_errors: bool = Fals
         click.echo(click.style(f"✗ {len(loaded.errors)} error(s): fix them first (streamt validate)", fg="red"),
                    err=False)
         sys.exit(EXIT_INVALID)
+    if loaded.findings:
+        click.echo(click.style(f"! {len(loaded.findings)} governance finding(s): see `streamt validate`",
+                               fg="yellow"), err=True)
     return loaded
 
 

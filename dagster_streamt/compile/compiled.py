@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..sql.features import SqlFeatures
+
 
 def relation_name(name: str) -> str:
     """SQL identifier that ``ref()``/``source()`` render to. Sources and models share this namespace:
@@ -25,7 +27,7 @@ class CompiledModel:
     output_columns: tuple[str, ...] | None = None  # from the SELECT list when knowable statically
     sql_hash: str = ""
     config_hash: str = ""  # the model's YAML settings (not description/owner/tags): code version input
-    parse_fallback: bool = False  # sqlglot could not parse; Spark will analyze at run time
+    features: SqlFeatures | None = None  # windows, aggregations, joins: None when the SQL did not parse
     partition_vars: bool = False  # SQL uses {{ partition_start }} / {{ partition_end }}
 
     @property

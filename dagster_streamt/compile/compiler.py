@@ -20,8 +20,9 @@ from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
 from .compiled import CompiledModel, CompiledProject
+from .infer import infer_materializations
 from .render import RenderError, render_sql
-from .sqlparse import ParseSummary, summarize, summarize_many
+from .summary import ParseSummary, summarize, summarize_many
 
 
 def project_resolver(project: Project) -> EnvResolver:
@@ -53,20 +54,16 @@ class _Compiler:
     def compile_model(self, model: Model) -> CompiledModel:
         name = model.name
         file, line = self.project.where("model", name)
-        mat = model.materialized or "table"
-        if model.from_ is not None and model.from_ not in self.model_names:
-            hint = did_you_mean(model.from_, self.model_names) or "name a model defined in this project"
-            self.diags.add("REF005", f"sink {name!r} reads from unknown model {model.from_!r}", file=file,
-                           line=self.project.where("model", name, "from")[1], hint=hint)
-        if model.sql is None:
-            if mat == "sink" and model.from_:
-                return CompiledModel(name=name, materialized=mat, sql=None, from_=model.from_,
-                                     sql_hash=_hash(f"from:{model.from_}"))
+        mat = model.materialized or "table"  # provisional when unset: inferred once every model is parsed
+        template = model.sql_template
+        if template is None:
             self.diags.add("SQL004", f"model {name!r} has no `sql:`", file=file, line=line,
                            hint="add `sql: SELECT ... FROM {{ ref(\"...\") }}` (a sink may use `from: model`)")
             return CompiledModel(name=name, materialized=mat, sql=None)
+        if model.sql is None:
+            return self._compile_from(model, template, mat)
         try:
-            rendered = render_sql(name, model.sql, variables=self.project.vars, resolver=self.resolver)
+            rendered = render_sql(name, template, variables=self.project.vars, resolver=self.resolver)
         except RenderError as exc:
             f, ln = self.sql_line(name, exc.lineno)
             self.diags.add("SQL002", f"model {name!r}: {exc}", file=f, line=ln,
@@ -108,13 +105,36 @@ class _Compiler:
             partition_vars=rendered.uses_partition,
         )
 
+    def _compile_from(self, model: Model, template: str, mat: str) -> CompiledModel:
+        """A sink or view written as ``from:`` without ``sql:``: a pass-through of its inputs."""
+        name = model.name
+        file, line = self.project.where("model", name, "from")
+        for kind, target in model.from_inputs:
+            names = self.model_names if kind == "model" else self.source_names
+            if target not in names:
+                hint = did_you_mean(target, names) or f"name a {kind} defined in this project"
+                self.diags.add("REF005", f"model {name!r} reads `from` unknown {kind} {target!r}", file=file,
+                               line=line, hint=hint)
+        rendered = render_sql(name, template, variables=self.project.vars, resolver=self.resolver)
+        return CompiledModel(
+            name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs & self.model_names)),
+            sources=tuple(sorted(rendered.sources & self.source_names)), from_=model.from_model,
+            sql_hash=_hash(rendered.sql))
+
     def apply_parse(self, cm: CompiledModel, summary: ParseSummary) -> CompiledModel:
-        columns, error, err_line, rewritten = summary
-        if error is not None:
-            f, ln = self.sql_line(cm.name, err_line)
-            self.diags.add("SQL001", f"model {cm.name!r}: SQL syntax error: {error}", file=f, line=ln,
-                           hint="fix the SQL (Spark SQL dialect); `streamt compile` shows the rendered SQL")
-        return replace(cm, output_columns=columns, parse_fallback=rewritten)
+        if summary.error is not None:
+            f, ln = self.sql_line(cm.name, summary.line)
+            code = "SQL005" if summary.problems else "SQL001"
+            what = "" if summary.problems else "SQL syntax error: "
+            hint = summary.problems[0].hint if summary.problems else \
+                "fix the SQL (Spark or Flink SQL); `streamt compile` shows the rendered SQL"
+            self.diags.add(code, f"model {cm.name!r}: {what}{summary.error}", file=f, line=ln, hint=hint)
+        else:
+            for problem in summary.problems:
+                f, ln = self.sql_line(cm.name, problem.line)
+                self.diags.add("SQL005", f"model {cm.name!r}: {problem.construct} has no Spark equivalent", file=f,
+                               line=ln, hint=problem.hint)
+        return replace(cm, output_columns=summary.columns, features=summary.features)
 
 
 def config_hash(model: Model) -> str:
@@ -159,7 +179,8 @@ def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | Non
         parse_cache.clear()
         parse_cache.update(summaries)
     models = {n: (compiler.apply_parse(cm, summaries[cm.sql_hash]) if cm.sql else cm) for n, cm in models.items()}
-    models = {n: replace(cm, config_hash=config_hash(project.models[n])) for n, cm in models.items()}
+    inferred = infer_materializations(project, CompiledProject(models=models))
+    models = {n: replace(cm, config_hash=config_hash(project.models[n])) for n, cm in inferred.models.items()}
     project.secrets |= compiler.resolver.secrets
     project.env_used.update(compiler.resolver.used)
     digest = hashlib.sha256()

@@ -14,12 +14,12 @@ from pyspark.sql import functions as F
 
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
+from ..spec.source import STREAMABLE_FORMATS
 from .errors import ModelRunError, missing_format, missing_format_hint
 
 CORRUPT = "_corrupt_record"
 LOCATOR = "_source_locator"  # file path (or topic/partition/offset) of each row, for quarantine
 PERMISSIVE = ("json", "csv")
-STREAMABLE = (*FILE_FORMATS, "table", "rate", "kafka", "delta")
 BATCH_ONLY = ("jdbc",)
 
 
@@ -35,7 +35,7 @@ class SourceRead:
 
 
 def can_stream(source: Source) -> bool:
-    return source.resolved_format in STREAMABLE
+    return source.resolved_format in STREAMABLE_FORMATS
 
 
 def _ddl(source: Source, *, streaming: bool) -> str | None:

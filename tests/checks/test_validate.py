@@ -29,6 +29,7 @@ models:
     materialized: stream
     sql: SELECT id, customer_id, amount, ts FROM {{ source("raw") }}
   - name: customers
+    materialized: table
     sql: SELECT id, name FROM {{ source("customers_raw") }}
   - name: everything
     sql: SELECT * FROM {{ ref("customers") }}
