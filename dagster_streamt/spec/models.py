@@ -273,10 +273,17 @@ class Security(Strict):
     policies: list[Policy] = Field(default_factory=list)
 
 
+SINK_MODES = ("replace", "append", "upsert", "overwrite")  # overwrite: the older spelling of replace
+
+
 class SinkConfig(Strict):
+    """``mode`` unset: a snapshot input (table, view) replaces the export, a stream input appends each
+    micro-batch once (upserts with a key); ``append`` keeps every run's rows (history)."""
+
     format: str = "parquet"
     path: str | None = None
-    mode: Literal["append", "overwrite"] = "append"
+    mode: Literal["replace", "append", "upsert", "overwrite"] | None = None
+    key: list[str] | None = None  # upsert key columns; default: the model's `key:`
     options: dict[str, str] = Field(default_factory=dict)
     # streamt's Kafka Connect spelling, kept for compatibility
     connector: str | None = None
@@ -286,6 +293,19 @@ class SinkConfig(Strict):
     @classmethod
     def _stringify(cls, v: Any) -> Any:
         return stringify_options(v)
+
+    @field_validator("key", mode="before")
+    @classmethod
+    def _key_list(cls, v: Any) -> Any:
+        """``key: order_id`` or ``key: "a, b"`` as well as a list."""
+        return [k.strip() for k in v.split(",")] if isinstance(v, str) else v
+
+    @field_validator("key")
+    @classmethod
+    def _key_columns(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or any(not k for k in v) or len(set(v)) != len(v)):
+            raise ValueError("sink `key` must be a non-empty list of distinct column names, e.g. [order_id]")
+        return v
 
 
 class SparkAdvanced(Strict):
