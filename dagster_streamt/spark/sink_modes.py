@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..sinks_check import model_key
 from ..spec.models import Model
 from ..spec.project import Project
 from .errors import ModelRunError
@@ -23,15 +24,6 @@ class SinkPlan:
     mode: Mode
     key: tuple[str, ...]  # upsert / de-duplication key; empty without one
     incremental: bool  # the input is a stream: one write per micro-batch
-
-
-def model_key(model: Model) -> tuple[str, ...]:
-    """``sink.key`` or streamt's model-level ``key: order_id`` (a string, maybe comma-separated)."""
-    if model.sink is not None and model.sink.key:
-        return tuple(model.sink.key)
-    if model.key:
-        return tuple(k.strip() for k in model.key.split(",") if k.strip())
-    return ()
 
 
 def plan_sink(project: Project, model: Model, incremental: bool) -> SinkPlan:

@@ -35,6 +35,8 @@ CODES: dict[str, str] = {
     "STR051": "invalid regular expression",
     "STR060": "partition variables in an unpartitioned model",
     "STR070": "source freshness cannot be measured",
+    "STR080": "sink appends every run's snapshot (history)",
+    "STR081": "sink mode does not fit its input or format",
     "REF001": "reference to an unknown model",
     "REF002": "reference to an unknown source",
     "REF003": "test targets an unknown model or source",
