@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from .errors import ModelRunError, first_meaningful_line
 from .jdbc_tx import Connection, Table, is_postgres, transaction
 from .sink_modes import Mode
+from .test_hooks import pause_point
 
 COMMITS = "streamt_sink_commits"
 STAGE_SUFFIX = "__streamt_stage"
@@ -105,6 +106,7 @@ def publish_snapshot(df: DataFrame, target: JdbcTarget, verify: object = None) -
             if callable(verify):
                 verify()
             _publish(conn, target, columns, clear=target.mode == "replace")
+            pause_point("jdbc-commit")
     except Exception as exc:
         raise explain(target, columns, exc) from None
 
@@ -151,6 +153,7 @@ def publish_batch(df: DataFrame, target: JdbcTarget, query_id: str, batch_id: in
             else:
                 conn.execute(f"UPDATE {commits} SET query_id = ?, batch_id = ? WHERE sink_id = ?",
                              query_id, batch_id, target.sink_id)
+            pause_point("jdbc-commit")
     except Exception as exc:
         raise explain(target, columns, exc) from None
     return True

@@ -19,7 +19,6 @@ from pyspark.sql import SparkSession
 
 from .errors import ModelRunError, first_meaningful_line
 from .session import is_connect
-from .test_hooks import pause_point
 
 # Spark's own JDBC options; everything else is passed to the driver as a connection property.
 SPARK_OPTIONS = frozenset({
@@ -143,7 +142,6 @@ def transaction(spark: SparkSession, options: dict[str, str], model: str) -> Ite
         conn = Connection(jconn, jvm.org.apache.spark.sql.jdbc.JdbcDialects.get(url))
         try:
             yield conn
-            pause_point("jdbc-commit")
             jconn.commit()
         except BaseException:
             jconn.rollback()
