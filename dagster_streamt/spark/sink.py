@@ -38,6 +38,7 @@ from .sink_modes import SinkPlan, check_key_columns, plan_sink
 from .stream import checkpoint_lock
 
 RANK = "__streamt_rank"
+COMMITS = "_streamt_sink_commits.json"  # last batch id written by a sink without transactions (Kafka)
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,19 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
 
 
 # -- streaming: one publish per micro-batch ------------------------------------------------------------
+def _last_commit(path: Path) -> int | None:
+    try:
+        return int(json.loads(path.read_text(encoding="utf-8"))["last_batch_id"])
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
+
+
+def _record_commit(path: Path, batch_id: int) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"last_batch_id": batch_id}), encoding="utf-8")
+    tmp.replace(path)
+
+
 def _query_id(checkpoint: Path) -> str:
     """The streaming query's id: stable across restarts of one checkpoint, new after a full refresh."""
     return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"]).replace("-", "")
@@ -226,12 +240,17 @@ class _SinkBatch:
                     and batch_id <= current.batch:
                 return  # Spark replayed a batch the export already holds
             export.publish(self._file_build(prepare(batch, target), query, batch_id), query, batch_id)
-        else:
+        else:  # Kafka and other formats: no transaction to join, so the batch id is recorded after the write
+            commits = Path(self.checkpoint) / COMMITS
+            last = _last_commit(commits)
+            if last is not None and batch_id <= last:
+                return  # Spark replayed a batch this sink already wrote
             prepared = prepare(batch, target)
             out = _kafka_payload(prepared.df, target.plan.key if target.plan else ()) \
                 if target.format == "kafka" else prepared.df
             _save(out, target, "append")
             prepared.verify()
+            _record_commit(commits, batch_id)
 
     def _file_build(self, prepared: Prepared, query: str, batch_id: int) -> Callable[[Path, Version | None], None]:
         target = prepared.target
