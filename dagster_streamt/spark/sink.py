@@ -190,6 +190,9 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
     if target.files:
         assert target.path is not None
         FileExport(Path(target.path), target.model).publish(_snapshot_build(prepared))
+    elif target.format == "jdbc" and target.plan.mode == "append" and ctx.connect:
+        _save(prepared.df, target, "append")  # no driver JVM on Spark Connect: Spark's writer, task by task
+        prepared.verify()
     elif target.format == "jdbc":
         publish_snapshot(prepared.df, target.jdbc(), prepared.verify)
     else:  # Kafka appends; Delta's own transaction log makes an overwrite atomic
