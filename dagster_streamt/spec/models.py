@@ -273,9 +273,6 @@ class Security(Strict):
     policies: list[Policy] = Field(default_factory=list)
 
 
-SINK_MODES = ("replace", "append", "upsert", "overwrite")  # overwrite: the older spelling of replace
-
-
 class SinkConfig(Strict):
     """``mode`` unset: a snapshot input (table, view) replaces the export, a stream input appends each
     micro-batch once (upserts with a key); ``append`` keeps every run's rows (history)."""
