@@ -23,6 +23,7 @@ from .graph.build import build_graph
 from .graph.graph import Graph
 from .rules import check_rules
 from .schedules_check import check_schedules
+from .sinks_check import check_sinks
 from .spec.errors import Diagnostic, Diagnostics, ProjectError
 from .spec.loader import load_project, project_files, resolve_env_name
 from .spec.project import Project
@@ -195,6 +196,7 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
     diags.extend(gdiags)
     diags.extend(check_rules(project, graph))
     diags.extend(check_schedules(project, graph))
+    diags.extend(check_sinks(project, graph))
     loaded = LoadedProject(project, compiled, graph, diags.items)
     inferred = None
     if any("accepted_types" in a for t in project.tests.values() for a in t.assertions) and not diags.has_blocking:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -32,6 +33,10 @@ def project_instance(project_root: Path) -> dg.DagsterInstance:
         return dg.DagsterInstance.get()
     base = instance_dir(project_root)
     base.mkdir(parents=True, exist_ok=True)
-    if not (base / "dagster.yaml").exists():
-        (base / "dagster.yaml").write_text(_DAGSTER_YAML)
-    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(base)))
+    # Two `streamt run` started at once on a new project would both create the SQLite schemas ("table
+    # already exists"): the first creates them, the second waits and opens them.
+    with open(base / ".init.lock", "a") as lock:  # flock (not spark.locks: no pyspark import for `status`)
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        if not (base / "dagster.yaml").exists():
+            (base / "dagster.yaml").write_text(_DAGSTER_YAML)
+        return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(base)))

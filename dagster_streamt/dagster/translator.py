@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from ..compile.compiled import CompiledModel
+from ..spec.connectors import sink_target
 from ..spec.models import Exposure, Model, Source
 
 _OWNER_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
@@ -68,10 +69,12 @@ class StreamtTranslator:
 
     def get_description(self, model: Model, compiled: CompiledModel) -> str:
         text = (model.description or "").strip()
-        if compiled.sql:
-            text += f"\n\n```sql\n{compiled.sql}\n```"
-        elif compiled.from_:
-            text += f"\n\nSink of `{compiled.from_}` to {model.sink.format if model.sink else 'files'}."
+        sink = model.sink_config
+        if model.sql is None and compiled.from_:
+            where = sink_target(sink, model.name).format if sink is not None else "a view"
+            text += f"\n\nSink of `{compiled.from_}` to {where}."
+        elif compiled.sql:
+            text += f"\n\n```sql\n{compiled.sql}\n```"  # as the user wrote it (rendered), not translated
         return text.strip()
 
     def get_code_version(self, model: Model, compiled: CompiledModel) -> str:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from ..compile.compiled import CompiledProject
+from ..spec.connectors import sink_target
 from ..spec.errors import Diagnostics
-from ..spec.models import NodeRef
+from ..spec.models import Model, NodeRef
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
 from .cycles import find_cycles
@@ -20,6 +21,11 @@ def _source_detail(project: Project, name: str) -> str:
     return f"{kind} {where}".strip()
 
 
+def _sink_format(model: Model) -> str | None:
+    sink = model.sink_config
+    return sink_target(sink, model.name).format if sink is not None else None
+
+
 def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Diagnostics]:
     g = Graph()
     diags = Diagnostics()
@@ -30,7 +36,7 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
         if not m.enabled:
             continue
         g.add_node(Node(node_id("model", name), "model", name, m.materialized, m.owner, tuple(sorted(m.tags)),
-                        m.description, m.sink.format if m.sink else None))
+                        m.description, _sink_format(m)))
     for name, e in project.exposures.items():
         g.add_node(Node(node_id("exposure", name), "exposure", name, None, e.owner, tuple(sorted(e.tags)),
                         e.description, e.type))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
+from ..spec.connectors import sink_target
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from ..spec.project import Project
 
@@ -240,19 +241,20 @@ class ProjectNaming:
         return DatasetId(ds.namespace, ds.name, (self.symlink(name),), ds.kind)
 
     def sink(self, model: Model) -> DatasetId:
-        sink = model.sink or SinkConfig()
-        fmt = sink.format
-        if fmt in (*FILE_FORMATS, "delta") and sink.path:
-            return location_dataset(self._path(sink.path), "TABLE" if fmt == "delta" else "FILE")
-        if fmt == "jdbc" and "url" in sink.options:
-            return jdbc_dataset(sink.options["url"], sink.options.get("dbtable"))
+        sink = model.sink_config or SinkConfig()
+        target = sink_target(sink, model.name)
+        fmt, path, options = target.format, target.path, target.options
+        if fmt in (*FILE_FORMATS, "delta") and path:
+            return location_dataset(self._path(path), "TABLE" if fmt == "delta" else "FILE")
+        if fmt == "jdbc" and "url" in options:
+            return jdbc_dataset(options["url"], options.get("dbtable"))
         if fmt == "kafka":
-            topic = sink.options.get("topic") or str(sink.config.get("topic", "") or "") or model.name
-            ds = kafka_datasets(self._bootstrap(sink.options), topic)
+            topic = options.get("topic") or str(sink.config.get("topic", "") or "") or model.name
+            ds = kafka_datasets(self._bootstrap(options), topic)
             if ds:
                 return ds[0]
-        if sink.path:
-            return location_dataset(self._path(sink.path))
+        if path:
+            return location_dataset(self._path(path))
         return self.logical(model.name)
 
     def source(self, name: str) -> tuple[DatasetId, ...]:

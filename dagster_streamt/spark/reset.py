@@ -22,8 +22,9 @@ def reset_model(paths: ProjectPaths, name: str) -> None:
 def full_refresh(project: Project, model: str) -> None:
     """Reset ``model`` (stream, table, view or sink) so its next run reprocesses all input.
 
-    A sink's external target (files, database table, topic) is left alone: delete it yourself if the
-    sink should not receive the rows again.
+    A streaming sink's file export or JDBC table starts over with its first new micro-batch (published
+    atomically, so readers never see it empty); a Kafka topic is left alone. A snapshot sink replaces
+    its export on every run anyway.
     """
     reset_locked(ProjectPaths.from_project(project), model)
 

@@ -1,36 +1,45 @@
 """``materialized: sink``: write a model's rows to an external system (files, JDBC, Kafka).
 
-Batch when its input is stored (a table or view); streaming when it reads a stream model. A
-streaming sink writes each micro-batch with foreachBatch and records the committed batch id, so a
-batch Spark replays after a crash is not written twice (file targets are exactly-once; a JDBC write
-that crashes between commit and record can repeat that one batch).
+After every run the export holds exactly the model's current data (see sink_modes.py for the modes).
+Batch when the input is stored (a table or view): the whole snapshot is published at once, atomically
+(file exports swap a versioned folder, JDBC commits one transaction). Streaming when it reads a stream
+model: each micro-batch is published at once together with its batch id, so a batch Spark replays
+after a crash is recognised and never written twice.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import reduce
 from pathlib import Path
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
+from ..spec.connectors import sink_target
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from .checkpoints import explain_failure
 from .context import RunContext
 from .errors import ModelRunError
-from .output import OUT_METRIC, counted, observed_rows, schema_pairs
+from .export_files import FileExport, Version, link_files, rename_parts
+from .jdbc_sink import JdbcTarget, already_written, publish_batch, publish_snapshot
+from .jdbc_tx import Table, require_jvm
+from .locks import FileLock
+from .output import OUT_METRIC, format_options, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
 from .results import ModelResult
+from .sink_modes import SinkPlan, check_key_columns, plan_sink
 from .stream import checkpoint_lock
 
-COMMITS = "_streamt_sink_commits.json"
+RANK = "__streamt_rank"
+COMMITS = "_streamt_sink_commits.json"  # last batch id written by a sink without transactions (Kafka)
 
 
 @dataclass(frozen=True)
@@ -39,43 +48,166 @@ class Target:
     options: dict[str, str]
     path: str | None  # file targets
     location: str  # shown to users (no credentials)
+    model: str = ""
+    plan: SinkPlan | None = None
+    order: str | None = None  # column that picks the latest row among rows sharing a key
+
+    @property
+    def files(self) -> bool:
+        return self.format in FILE_FORMATS and self.path is not None
+
+    def jdbc(self) -> JdbcTarget:
+        assert self.plan is not None
+        return JdbcTarget(self.model, self.options, Table.parse(self.options["dbtable"], self.model),
+                          self.plan.mode, self.plan.key)
 
 
 def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
-    fmt = sink.format
-    options = dict(sink.options)
+    resolved = sink_target(sink, model.name)
+    if resolved.error is not None:
+        raise ModelRunError(f"sink {model.name}: {resolved.error}", model.name)
+    fmt = resolved.format
+    options = dict(resolved.options)
     if fmt in FILE_FORMATS or fmt == "delta":
-        if not sink.path:
+        if not resolved.path:
             raise ModelRunError(f"sink {model.name}: a {fmt} sink needs `sink.path:` (a folder, relative to the "
                                 "project)", model.name)
-        path = ctx.project.resolve_path(sink.path).resolve()
-        if fmt == "csv":
-            options.setdefault("header", "true")
-        return Target(fmt, options, str(path), str(path))
+        given = ctx.project.resolve_path(resolved.path)
+        path = given.parent.resolve() / given.name  # not resolved itself: a file export is a symlink
+        options.update({k: v for k, v in format_options(fmt).items() if k not in options})
+        return Target(fmt, options, str(path), str(path), model.name)
     if fmt == "jdbc":
         missing = [k for k in ("url", "dbtable") if k not in options]
         if missing:
             raise ModelRunError(f"sink {model.name}: a jdbc sink needs `sink.options` {', '.join(missing)} "
                                 "(and usually user, password, driver)", model.name)
         url = re.sub(r"[?;].*$", "", options["url"])  # drop parameters, which may hold a password
-        return Target(fmt, options, None, f"{url} table {options['dbtable']}")
+        return Target(fmt, options, None, f"{url} table {options['dbtable']}", model.name)
     if fmt == "kafka":
         kafka = ctx.project.runtime.kafka
         if kafka is not None:
             options.setdefault("kafka.bootstrap.servers", kafka.bootstrap_servers)
         topic = options.get("topic") or str(sink.config.get("topic", "") or "") or model.name
         options["topic"] = topic
-        return Target(fmt, options, None, f"kafka://{options.get('kafka.bootstrap.servers', '?')}/{topic}")
-    return Target(fmt, options, sink.path and str(ctx.project.resolve_path(sink.path)), f"{fmt} sink")
+        return Target(fmt, options, None, f"kafka://{options.get('kafka.bootstrap.servers', '?')}/{topic}",
+                      model.name)
+    path = resolved.path if resolved.path and "://" in resolved.path else \
+        (resolved.path and str(ctx.project.resolve_path(resolved.path)))
+    return Target(fmt, options, path, f"{fmt} sink", model.name)
 
 
-def _kafka_payload(df: DataFrame) -> DataFrame:
-    """Kafka takes a ``value`` (and optional ``key``) column; other shapes are sent as JSON values."""
+def _kafka_payload(df: DataFrame, key: tuple[str, ...]) -> DataFrame:
+    """Kafka takes a ``value`` (and optional ``key``) column; other shapes are sent as JSON values,
+    keyed by the sink's key columns when it has one."""
     if "value" in df.columns:
         return df
-    return df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])).alias("value"))
+    cols = [F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])).alias("value")]
+    if key:
+        cols.append(F.to_json(F.struct(*[F.col(f"`{k}`") for k in key])).alias("key"))
+    return df.select(*cols)
 
 
+# -- one write: de-duplicated by key, counted, checked before it is published ---------------------------
+@dataclass
+class Prepared:
+    df: DataFrame
+    obs: Observation
+    target: Target
+
+    def metric(self, name: str) -> int:
+        return int(self.obs.get.get(name) or 0)
+
+    def verify(self) -> None:
+        """Raise before publishing when the rows cannot be keyed (runs after the write's action)."""
+        key = self.target.plan.key if self.target.plan else ()
+        if not key:
+            return
+        nulls, dupes = self.metric("null_keys"), self.metric("superseded")
+        if nulls:
+            raise ModelRunError(f"sink {self.target.model}: {nulls} row(s) have a null in key column(s) "
+                                f"{', '.join(key)}; filter them out or fix the key (nothing was published)",
+                                self.target.model)
+        if dupes and self.target.order is None:
+            raise ModelRunError(f"sink {self.target.model}: {dupes} row(s) share a key ({', '.join(key)}) with "
+                                "another row of the same write and nothing says which is the latest; declare "
+                                "`event_time:` on the model (the latest row wins) or make the key unique "
+                                "(nothing was published)", self.target.model)
+
+    @property
+    def rows(self) -> int:
+        return self.metric("rows") - self.metric("superseded")
+
+
+def prepare(df: DataFrame, target: Target) -> Prepared:
+    obs = Observation(f"streamt_sink_{target.model}_{uuid.uuid4().hex[:12]}")
+    metrics = [F.count(F.lit(1)).alias("rows")]
+    key = target.plan.key if target.plan else ()
+    if not key:
+        return Prepared(df.observe(obs, *metrics), obs, target)
+    null_key = reduce(lambda a, b: a | b, [F.col(f"`{k}`").isNull() for k in key])
+    order = [F.col(f"`{target.order}`").desc()] if target.order else [F.col(f"`{k}`") for k in key]
+    ranked = df.withColumn(RANK, F.row_number().over(Window.partitionBy(*[F.col(f"`{k}`") for k in key])
+                                                     .orderBy(*order)))
+    metrics += [F.count(F.when(null_key, 1)).alias("null_keys"),
+                F.count(F.when(F.col(RANK) > 1, 1)).alias("superseded")]
+    return Prepared(ranked.observe(obs, *metrics).filter(F.col(RANK) == 1).drop(RANK), obs, target)
+
+
+def _write_files(df: DataFrame, target: Target, folder: Path) -> None:
+    df.write.format(target.format).options(**target.options).mode("errorifexists").save(str(folder))
+
+
+def _latest_per_key(new: DataFrame, current: Version | None, target: Target) -> DataFrame:
+    """The current export's rows whose key is not in ``new``, plus ``new``: an upsert of files."""
+    if current is None:
+        return new
+    key = target.plan.key if target.plan else ()
+    old = new.sparkSession.read.format(target.format).options(**target.options).schema(new.schema) \
+        .load(str(current.path))
+    return old.join(new.select(*key), list(key), "left_anti").unionByName(new)
+
+
+def _snapshot_build(prepared: Prepared) -> Callable[[Path, Version | None], None]:
+    target = prepared.target
+    assert target.plan is not None
+    mode = target.plan.mode
+
+    def build(folder: Path, current: Version | None) -> None:
+        df = _latest_per_key(prepared.df, current, target) if mode == "upsert" else prepared.df
+        _write_files(df, target, folder)
+        prepared.verify()
+        if mode == "append":  # history: keep every earlier run's files next to this run's
+            link_files(current.path if current else None, folder)
+
+    return build
+
+
+def _save(df: DataFrame, target: Target, mode: str) -> None:
+    writer = df.write.format(target.format).options(**target.options).mode(mode)
+    if target.path:
+        writer.save(target.path)
+    else:
+        writer.save()
+
+
+def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
+    target = prepared.target
+    assert target.plan is not None
+    if target.files:
+        assert target.path is not None
+        FileExport(Path(target.path), target.model).publish(_snapshot_build(prepared))
+    elif target.format == "jdbc" and target.plan.mode == "append" and ctx.connect:
+        _save(prepared.df, target, "append")  # no driver JVM on Spark Connect: Spark's writer, task by task
+        prepared.verify()
+    elif target.format == "jdbc":
+        publish_snapshot(prepared.df, target.jdbc(), prepared.verify)
+    else:  # Kafka appends; Delta's own transaction log makes an overwrite atomic
+        out = _kafka_payload(prepared.df, target.plan.key) if target.format == "kafka" else prepared.df
+        _save(out, target, "overwrite" if target.plan.mode == "replace" else "append")
+        prepared.verify()
+
+
+# -- streaming: one publish per micro-batch ------------------------------------------------------------
 def _last_commit(path: Path) -> int | None:
     try:
         return int(json.loads(path.read_text(encoding="utf-8"))["last_batch_id"])
@@ -86,22 +218,12 @@ def _last_commit(path: Path) -> int | None:
 def _record_commit(path: Path, batch_id: int) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps({"last_batch_id": batch_id}), encoding="utf-8")
-    os.replace(tmp, path)
+    tmp.replace(path)
 
 
-def write_file_batch(batch: DataFrame, target: Target, batch_id: int) -> None:
-    """Write one micro-batch as files named after the batch id: a replay replaces, never duplicates."""
-    assert target.path is not None
-    folder = Path(target.path)
-    staging = folder / "_staging" / f"batch={batch_id}"
-    shutil.rmtree(staging, ignore_errors=True)
-    batch.write.format(target.format).options(**target.options).mode("overwrite").save(str(staging))
-    prefix = f"part-b{batch_id:012d}-"
-    for old in folder.glob(prefix + "*"):
-        old.unlink()
-    for i, part in enumerate(sorted(staging.glob("part-*"))):
-        os.replace(part, folder / f"{prefix}{i:05d}{part.name[part.name.index('.'):]}")
-    shutil.rmtree(staging, ignore_errors=True)
+def _query_id(checkpoint: Path) -> str:
+    """The streaming query's id: stable across restarts of one checkpoint, new after a full refresh."""
+    return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"]).replace("-", "")
 
 
 @dataclass(frozen=True)
@@ -109,27 +231,63 @@ class _SinkBatch:
     """foreachBatch function; picklable so it also runs on a Spark Connect server."""
 
     target: Target
-    commits: str
-    file_target: bool = False
+    checkpoint: str
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        commits = Path(self.commits)
-        last = _last_commit(commits)
-        if last is not None and batch_id <= last:
-            return  # Spark replayed a batch this sink already wrote
-        if self.file_target:
-            write_file_batch(batch, self.target, batch_id)
-        else:
-            batch.write.format(self.target.format).options(**self.target.options).mode("append").save()
-        _record_commit(commits, batch_id)
+        target = self.target
+        query = _query_id(Path(self.checkpoint))
+        if target.format == "jdbc":
+            jdbc = target.jdbc()
+            if not already_written(batch, jdbc, query, batch_id):
+                prepared = prepare(batch, target)
+                publish_batch(prepared.df, jdbc, query, batch_id, prepared.verify)
+        elif target.files:
+            assert target.path is not None
+            export = FileExport(Path(target.path), target.model)
+            current = export.current()
+            if current is not None and current.query == query[:8] and current.batch is not None \
+                    and batch_id <= current.batch:
+                return  # Spark replayed a batch the export already holds
+            export.publish(self._file_build(prepare(batch, target), query, batch_id), query, batch_id)
+        else:  # Kafka and other formats: no transaction to join, so the batch id is recorded after the write
+            commits = Path(self.checkpoint) / COMMITS
+            last = _last_commit(commits)
+            if last is not None and batch_id <= last:
+                return  # Spark replayed a batch this sink already wrote
+            prepared = prepare(batch, target)
+            out = _kafka_payload(prepared.df, target.plan.key if target.plan else ()) \
+                if target.format == "kafka" else prepared.df
+            _save(out, target, "append")
+            prepared.verify()
+            _record_commit(commits, batch_id)
+
+    def _file_build(self, prepared: Prepared, query: str, batch_id: int) -> Callable[[Path, Version | None], None]:
+        target = prepared.target
+        assert target.plan is not None
+
+        def build(folder: Path, current: Version | None) -> None:
+            # A version of this checkpoint (or an export adopted from before versions) carries on; after
+            # a full refresh the query id differs and the export starts over.
+            ours = current is not None and (current.query == query[:8] or current.path.name.endswith("-adopted"))
+            base = current if ours else None
+            if target.plan and target.plan.mode == "upsert":
+                _write_files(_latest_per_key(prepared.df, base, target), target, folder)
+                prepared.verify()
+                return
+            _write_files(prepared.df, target, folder)
+            prepared.verify()
+            prefix = f"part-b{batch_id:012d}-"
+            rename_parts(folder, prefix)
+            link_files(base.path if base else None, folder, skip=lambda name: name.startswith(prefix))
+
+        return build
 
 
 def _template(model: Model) -> str:
-    if model.sql:
-        return model.sql
-    if model.from_:
-        return f'SELECT * FROM {{{{ ref("{model.from_}") }}}}'
-    raise ModelRunError(f"sink {model.name} needs `from:` (the model to write out) or `sql:`", model.name)
+    template = model.sql_template
+    if template is None:
+        raise ModelRunError(f"sink {model.name} needs `from:` (the model to write out) or `sql:`", model.name)
+    return template
 
 
 def _reads_stream(ctx: RunContext, rendered: Rendered) -> bool:
@@ -140,26 +298,40 @@ def _reads_stream(ctx: RunContext, rendered: Rendered) -> bool:
     return False
 
 
+def _order_column(ctx: RunContext, model: Model, rendered: Rendered, columns: list[str]) -> str | None:
+    """The event-time column (the sink's own, else an input's) when the output has it."""
+    candidates = [model.event_time]
+    for inp in rendered.inputs:
+        node = (ctx.project.models if inp.kind == "model" else ctx.project.sources).get(inp.name)
+        candidates.append(node.event_time if node is not None else None)
+    return next((et.column for et in candidates if et is not None and et.column in columns), None)
+
+
 def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
     start = time.monotonic()
-    if model.sink is None:
-        raise ModelRunError(f"sink {model.name} needs a `sink:` block (format and path or options)", model.name)
-    target = _target(ctx, model, model.sink)
+    sink = model.sink_config
+    if sink is None:
+        raise ModelRunError(f"sink {model.name} needs a `sink:` block (format and path or options, or streamt's "
+                            "`connector:`)", model.name)
+    target = _target(ctx, model, sink)
     template = _template(model)
     rendered = render(ctx, model, "batch", template)
-    if _reads_stream(ctx, rendered):
+    incremental = _reads_stream(ctx, rendered)
+    target = replace(target, plan=plan_sink(ctx.project, model, incremental))
+    if target.format == "jdbc" and (incremental or target.plan is None or target.plan.mode != "append"):
+        require_jvm(ctx.spark, model.name, f"a {'streaming' if incremental else target.plan.mode} jdbc sink")
+    if incremental:
         return _stream_sink(ctx, model, target, template, full_refresh, start)
-    stats = register(ctx, rendered)
-    df = ctx.spark.sql(rendered.sql)
-    out, obs = counted(df, f"streamt_sink_{model.name}_{ctx.run_id}")
-    if target.format == "kafka":
-        out = _kafka_payload(out)
-    writer = out.write.format(target.format).options(**target.options).mode(model.sink.mode)
-    if target.path:
-        writer.save(target.path)
-    else:
-        writer.save()
-    return ModelResult(model=model.name, materialized="sink", status="success", rows_written=observed_rows(obs),
+    # One run at a time publishes this sink; a concurrent run waits, then publishes its own snapshot.
+    with FileLock(ctx.paths.checkpoint_lock(model.name), wait=True, model=model.name):
+        stats = register(ctx, rendered)
+        df = ctx.spark.sql(rendered.sql)
+        assert target.plan is not None
+        check_key_columns(ctx.project, model, target.plan.key, df.columns)
+        target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
+        prepared = prepare(df, target)
+        _write_snapshot(ctx, prepared)
+    return ModelResult(model=model.name, materialized="sink", status="success", rows_written=prepared.rows,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
                        location=target.location, quarantined_rows=stats.quarantined, sql=rendered.sql)
 
@@ -168,22 +340,22 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
                  start: float) -> ModelResult:
     name = model.name
     checkpoint = ctx.paths.checkpoint(name)
+    assert target.plan is not None
     with checkpoint_lock(ctx, name, "streaming sink"):
         if full_refresh:
             reset_model(ctx.paths, name)
         rendered = render(ctx, model, "stream", template)
         stats = register(ctx, rendered)
         df = ctx.spark.sql(rendered.sql)
+        check_key_columns(ctx.project, model, target.plan.key, df.columns)
+        target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
         out = df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
-        if target.format == "kafka":
-            out = _kafka_payload(out)
         checkpoint.mkdir(parents=True, exist_ok=True)
-        if target.path:
-            Path(target.path).mkdir(parents=True, exist_ok=True)
-        batch_fn = _SinkBatch(target, str(checkpoint / COMMITS), target.path is not None)
+        writer = out.writeStream.queryName(f"{name}__{ctx.run_id}").foreachBatch(_SinkBatch(target, str(checkpoint)))
+        if target.plan.mode == "upsert":
+            writer = writer.outputMode("update")  # changed groups of an aggregate are upserted by key
         try:
-            query = (out.writeStream.queryName(f"{name}__{ctx.run_id}").foreachBatch(batch_fn)
-                     .option("checkpointLocation", str(checkpoint))
+            query = (writer.option("checkpointLocation", str(checkpoint))
                      .trigger(**trigger_options(model.advanced.spark.trigger, name)).start())
             query.awaitTermination()
         except Exception as exc:

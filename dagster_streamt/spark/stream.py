@@ -84,8 +84,9 @@ def output_mode(model: Model) -> str:
     mode = model.advanced.spark.output_mode or "append"
     if mode == "update":
         raise ModelRunError(f"stream model {model.name}: output_mode update needs a sink that can upsert rows, and "
-                            "the warehouse stores files; use append (with a watermark for aggregations) or "
-                            "complete (rewrites the whole result each run)", model.name)
+                            "the warehouse stores files; use append (with a watermark for aggregations), "
+                            "complete (rewrites the whole result each run), or make the aggregation a sink "
+                            "with `key:` (its changed rows are upserted per micro-batch)", model.name)
     return mode
 
 

@@ -29,6 +29,7 @@ from pyspark.sql.types import StructType
 from ..spec.project import Project
 from .locks import FileLock
 from .paths import ProjectPaths
+from .test_hooks import pause_point
 
 POINTER = "_CURRENT"
 VERSION_PREFIX = "v="
@@ -122,6 +123,7 @@ class Warehouse:
             except BaseException:
                 shutil.rmtree(target, ignore_errors=True)
                 raise
+            pause_point("table-swap")
             _atomic_write(model_dir / POINTER, version + "\n")
             for old in model_dir.glob(f"{VERSION_PREFIX}*"):
                 if old.name != version:

@@ -35,13 +35,16 @@ class FromRef(Strict):
 
 class SinkConfig(Strict):
     """Where a sink writes: our ``format``/``path``/``options``, or streamt's Kafka Connect
-    ``connector`` + ``config`` (mapped to a Spark writer by :mod:`.connectors`)."""
+    ``connector`` + ``config`` (mapped to a Spark writer by :mod:`.connectors`).
+
+    ``mode`` unset: a snapshot input (table, view) replaces the export, a stream input appends each
+    micro-batch once (upserts with a key); ``append`` keeps every run's rows (history)."""
 
     format: str | None = None
     path: str | None = None
-    mode: Literal["append", "overwrite"] = "append"
+    mode: Literal["replace", "append", "upsert", "overwrite"] | None = None
+    key: list[str] | None = None  # upsert key columns; default: the model's `key:`
     options: dict[str, str] = Field(default_factory=dict)
-    key: list[str] | None = None
     connector: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     tasks_max: int | None = Field(default=None, ge=1)
@@ -54,7 +57,15 @@ class SinkConfig(Strict):
     @field_validator("key", mode="before")
     @classmethod
     def _key_list(cls, v: Any) -> Any:
-        return [v] if isinstance(v, str) else v
+        """``key: order_id`` or ``key: "a, b"`` as well as a list."""
+        return [k.strip() for k in v.split(",")] if isinstance(v, str) else v
+
+    @field_validator("key")
+    @classmethod
+    def _key_columns(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or any(not k for k in v) or len(set(v)) != len(v)):
+            raise ValueError("sink `key` must be a non-empty list of distinct column names, e.g. [order_id]")
+        return v
 
 
 class Connector(Strict):

@@ -2,70 +2,22 @@
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
+import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dagster_streamt.spark import ProjectPaths, Warehouse
+from dagster_streamt.spark.jdbc_tx import transaction
 
-from ..conftest import POSTGRES_JAR
 from .helpers import jsonl, rows, run
+from .postgres import postgres_url, skip_without_postgres
+
+skip_without_postgres()
 
 pytestmark = pytest.mark.spark
-
-
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-    if found:
-        return Path(found[-1]).parent
-    which = shutil.which("pg_ctl")
-    return Path(which).parent if which else None
-
-
-PG_BIN = _pg_bin()
-if not POSTGRES_JAR.is_file() or PG_BIN is None:
-    pytest.skip(f"needs {POSTGRES_JAR} and a pg_ctl binary: apt-get install -y postgresql libpostgresql-jdbc-java",
-                allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    """Start PostgreSQL in a temp dir on a free port (as the postgres user when we are root)."""
-    assert PG_BIN is not None
-    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    base = Path(tempfile.mkdtemp(prefix="streamt-pg-"))
-    if as_user:
-        shutil.chown(base, "postgres", "postgres")
-    data, port = base / "data", _free_port()
-
-    def pg(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=120, check=True)
-
-    try:
-        pg(str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync")
-        pg(str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "start", "-o",
-           f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off")
-        yield f"jdbc:postgresql://127.0.0.1:{port}/postgres"
-    finally:
-        if (data / "postmaster.pid").exists():
-            subprocess.run([*as_user, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                           capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
+__all__ = ["postgres_url"]  # the fixture
 
 
 def _options(url: str, table: str) -> dict[str, str]:
@@ -131,3 +83,151 @@ def test_jdbc_source(spark: Any, tmp_project: Any, postgres_url: str) -> None:
     assert result.input_rows == 3 and result.rows_written == 2
     out = rows(spark, Warehouse.for_project(project).table_location("positive"))
     assert sorted(r["order_id"] for r in out) == [10, 11]
+
+
+# -- replace, upsert, batch ids in the transaction ----------------------------------------------------------
+COLS = [{"name": "order_id", "type": "bigint"}, {"name": "tier", "type": "string"},
+        {"name": "amount", "type": "double"}]
+
+
+def _orders(ids: range, bump: float = 0.0) -> str:
+    return jsonl({"order_id": i, "tier": "abcd"[i % 4], "amount": i + bump} for i in ids)
+
+
+def _sql(spark: Any, url: str, sql: str) -> list[tuple[Any, ...]]:
+    """Run statements (autocommit off, committed at the end) and return the last query's rows."""
+    with transaction(spark, _options(url, "unused"), "test") as conn:
+        out: list[tuple[Any, ...]] = []
+        for stmt in sql.split(";"):
+            if stmt.strip().upper().startswith("SELECT"):
+                out = conn.rows(stmt)
+            elif stmt.strip():
+                conn.execute(stmt)
+    return out
+
+
+def _tiers(ids: list[int], bump: float = 0.0) -> list[tuple[str, float, int]]:
+    agg: dict[str, tuple[float, int]] = {}
+    for i in ids:
+        total, n = agg.get("abcd"[i % 4], (0.0, 0))
+        agg["abcd"[i % 4]] = (total + i + bump, n + 1)
+    return sorted((t, v[0], v[1]) for t, v in agg.items())
+
+
+def test_snapshot_jdbc_sink_replaces_in_one_transaction(spark: Any, tmp_project: Any, postgres_url: str) -> None:
+    project = tmp_project({
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": COLS}],
+        "models": [
+            {"name": "revenue", "materialized": "table",
+             "sql": 'SELECT tier, sum(amount) AS revenue, count(*) AS orders FROM {{ source("raw") }} GROUP BY tier'},
+            {"name": "to_pg", "from": "revenue", "sink": {"format": "jdbc", "options": _options(postgres_url,
+                                                                                               "public.revenue")}},
+        ],
+    }, {"in/a.json": _orders(range(8))})
+    read = "SELECT tier, revenue, orders FROM public.revenue ORDER BY tier"
+    assert run(spark, project)["to_pg"].ok
+    assert _sql(spark, postgres_url, read) == _tiers(list(range(8)))
+    _sql(spark, postgres_url, "CREATE VIEW public.revenue_a AS SELECT * FROM public.revenue WHERE tier = 'a'")
+
+    expected = [_tiers(list(range(8)))]
+    seen: list[list[tuple[Any, ...]]] = []
+    stop = threading.Event()
+
+    def poll() -> None:  # a reader on its own connection during the reruns
+        while not stop.is_set():
+            seen.append(_sql(spark, postgres_url, read))
+
+    reader = threading.Thread(target=poll)
+    reader.start()
+    try:
+        for k in range(1, 4):
+            (project.root / "in" / f"m{k}.json").write_text(_orders(range(8 * k, 8 * k + 8)))
+            result = run(spark, project)["to_pg"]
+            assert result.ok and result.rows_written == 4, result.error
+            expected.append(_tiers(list(range(8 * k + 8))))
+    finally:
+        stop.set()
+        reader.join()
+    assert _sql(spark, postgres_url, read) == expected[-1], "no duplicated snapshot"
+    assert seen and all(s in expected for s in seen), "a reader saw an empty or half-replaced table"
+    assert _sql(spark, postgres_url, "SELECT count(*) FROM public.revenue_a") == [(1,)], "dependent view kept"
+    staging = _sql(spark, postgres_url, "SELECT count(*) FROM pg_tables WHERE tablename LIKE '%streamt_stage%'")
+    assert staging == [(0,)]
+
+
+def test_jdbc_upsert_by_model_key(spark: Any, tmp_project: Any, postgres_url: str) -> None:
+    """streamt's `key: order_id` on the sink with `mode: upsert`: reruns update rows, never duplicate."""
+    project = tmp_project({
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": COLS}],
+        "models": [
+            {"name": "latest", "materialized": "table", "sql": 'SELECT * FROM {{ source("raw") }}'},
+            {"name": "to_pg", "from": "latest", "key": "order_id",
+             "sink": {"format": "jdbc", "mode": "upsert", "options": _options(postgres_url, "upserted")}},
+        ],
+    }, {"in/a.json": _orders(range(5))})
+    assert run(spark, project)["to_pg"].ok
+    (project.root / "in" / "a.json").write_text(_orders(range(3, 7), bump=100))  # 3, 4 change; 5, 6 are new
+    second = run(spark, project)["to_pg"]
+    assert second.ok, second.error
+    got = _sql(spark, postgres_url, "SELECT order_id, amount FROM upserted ORDER BY order_id")
+    assert got == [(0, 0.0), (1, 1.0), (2, 2.0), (3, 103.0), (4, 104.0), (5, 105.0), (6, 106.0)]
+    pk = _sql(spark, postgres_url, "SELECT count(*) FROM information_schema.table_constraints "
+                                   "WHERE table_name = 'upserted' AND constraint_type = 'PRIMARY KEY'")
+    assert pk == [(1,)], "a table the sink creates gets the key as its primary key"
+
+
+def test_jdbc_upsert_into_table_without_unique_key_explains_the_fix(spark: Any, tmp_project: Any,
+                                                                     postgres_url: str) -> None:
+    _sql(spark, postgres_url, "CREATE TABLE nokey (order_id bigint, tier text, amount double precision);"
+                              "INSERT INTO nokey VALUES (1, 'x', 1.0)")
+    project = tmp_project({
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": COLS}],
+        "models": [{"name": "to_pg", "materialized": "sink", "sql": 'SELECT * FROM {{ ref("t") }}',
+                    "sink": {"format": "jdbc", "mode": "upsert", "key": ["order_id"],
+                             "options": _options(postgres_url, "nokey")}},
+                   {"name": "t", "materialized": "table", "sql": 'SELECT * FROM {{ source("raw") }}'}],
+    }, {"in/a.json": _orders(range(3))})
+    result = run(spark, project)["to_pg"]
+    assert not result.ok
+    assert "ALTER TABLE nokey ADD PRIMARY KEY (order_id)" in (result.error or ""), result.error
+    assert _sql(spark, postgres_url, "SELECT count(*) FROM nokey") == [(1,)], "rolled back"
+
+
+def test_streaming_jdbc_aggregate_upserts_and_records_batches(spark: Any, tmp_project: Any,
+                                                               postgres_url: str) -> None:
+    """Changing counts of a streaming aggregate, upserted per micro-batch; the batch id is committed with
+    the rows, and a full refresh starts the table over instead of doubling it."""
+    project = tmp_project({
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": COLS}],
+        "models": [
+            {"name": "orders", "materialized": "stream", "sql": 'SELECT * FROM {{ source("raw") }}'},
+            {"name": "counts", "materialized": "sink", "key": "tier",
+             "sql": 'SELECT tier, sum(amount) AS revenue, count(*) AS orders FROM {{ ref("orders") }} GROUP BY tier',
+             "sink": {"format": "jdbc", "options": _options(postgres_url, "tier_counts")}},
+            {"name": "log", "from": "orders", "sink": {"format": "jdbc", "options": _options(postgres_url, "log")}},
+        ],
+    }, {"in/a.json": _orders(range(6))})
+    read = "SELECT tier, revenue, orders FROM tier_counts ORDER BY tier"
+    assert all(r.ok for r in run(spark, project).values())
+    assert _sql(spark, postgres_url, read) == _tiers(list(range(6)))
+    (project.root / "in" / "b.json").write_text(_orders(range(6, 9)))
+    assert all(r.ok for r in run(spark, project).values())
+    assert _sql(spark, postgres_url, read) == _tiers(list(range(9)))
+    commits = _sql(spark, postgres_url, "SELECT sink_id, batch_id FROM streamt_sink_commits "
+                                            "WHERE sink_id IN ('counts -> tier_counts', 'log -> log') ORDER BY sink_id")
+    assert commits == [("counts -> tier_counts", 1), ("log -> log", 1)]
+    assert run(spark, project, ["log"], full_refresh=["log"])["log"].ok
+    ids = [r[0] for r in _sql(spark, postgres_url, "SELECT order_id FROM log ORDER BY order_id")]
+    assert ids == list(range(9)), "a full refresh restarted the table in its first batch"
+
+
+def test_append_jdbc_snapshot_sink_is_a_history(spark: Any, tmp_project: Any, postgres_url: str) -> None:
+    project = tmp_project({
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": COLS}],
+        "models": [{"name": "t", "materialized": "table", "sql": 'SELECT * FROM {{ source("raw") }}'},
+                   {"name": "hist", "from": "t", "sink": {"format": "jdbc", "mode": "append",
+                                                          "options": _options(postgres_url, "hist")}}],
+    }, {"in/a.json": _orders(range(3))})
+    run(spark, project)
+    run(spark, project)
+    assert _sql(spark, postgres_url, "SELECT count(*) FROM hist") == [(6,)]

@@ -1,0 +1,79 @@
+"""Sink checks for ``streamt validate``: how each sink writes, said before it runs.
+
+A sink of a snapshot (table, view) replaces its export on every run unless it asks for ``mode:
+append`` (a history that grows by a whole snapshot per run): worth a note, since a reader summing
+the export counts every run. Modes that cannot work are errors with the fix.
+"""
+
+from __future__ import annotations
+
+from .graph.graph import Graph, node_id, split_id
+from .spec.connectors import sink_target
+from .spec.errors import Diagnostics, Severity
+from .spec.models import Model
+from .spec.project import Project
+
+
+def model_key(model: Model) -> tuple[str, ...]:
+    """A sink's upsert key: ``sink.key``, else a connector's ``pk.fields`` (upsert mode), else streamt's
+    model-level ``key: order_id`` (a string, maybe comma-separated, or a list)."""
+    sink = model.sink_config
+    if sink is not None and sink.key:
+        return tuple(sink.key)
+    if sink is not None:
+        target = sink_target(sink, model.name)
+        if target.key:
+            return target.key
+    keys = [model.key] if isinstance(model.key, str) else list(model.key or [])
+    return tuple(k.strip() for text in keys for k in text.split(",") if k.strip())
+
+
+def _stream_inputs(project: Project, graph: Graph, name: str) -> list[str]:
+    out = []
+    for up in graph.upstream_of(node_id("model", name)):
+        kind, up_name = split_id(up)
+        m = project.models.get(up_name) if kind == "model" else None
+        if m is not None and m.materialized == "stream" and (m.advanced.spark.output_mode or "append") == "append":
+            out.append(up_name)
+    return sorted(out)
+
+
+def check_sinks(project: Project, graph: Graph) -> Diagnostics:
+    diags = Diagnostics()
+    for name, m in sorted(project.models.items()):
+        sink = m.sink_config
+        if m.materialized != "sink" or sink is None:
+            continue
+        file, line = project.where("model", name, "sink", "mode")
+        target = sink_target(sink, name)
+        if target.error is not None:
+            file, line = project.where("model", name)
+            diags.add("STR081", f"sink {name!r}: {target.error}", file=file, line=line,
+                      hint="write the sink with a Spark writer: `sink: {format: ..., path: ...}`")
+            continue
+        if target.package is not None:
+            diags.add("STR082", f"sink {name!r} ({sink.connector}) is written by Spark's `{target.format}` writer, "
+                      f"which needs the package {target.package}", file=file, line=line, severity=Severity.NOTE,
+                      hint=f"add it to `runtime.spark.conf.spark.jars.packages` ({target.package}:<version>)")
+        if target.unused:
+            diags.add("STR083", f"sink {name!r}: Kafka Connect settings {', '.join(target.unused)} have no effect on "
+                      "Spark (it writes whole micro-batches, with no converters or tasks)", file=file, line=line,
+                      severity=Severity.NOTE, hint="nothing to do; they are kept for streamt")
+        streams = _stream_inputs(project, graph, name)
+        mode = sink.mode
+        if mode == "append" and not streams and target.format != "kafka":
+            diags.add("STR080", f"sink {name!r} appends: every run adds its input's whole current snapshot to the "
+                      "export again (a history), so readers see each run's rows", file=file, line=line,
+                      severity=Severity.NOTE,
+                      hint="remove `mode: append` to make the export equal to the current rows after each run")
+        if mode == "upsert" and not model_key(m):
+            diags.add("STR081", f"sink {name!r}: mode upsert needs a key", file=file, line=line,
+                      hint="add `key: [column, ...]` under `sink:` (or the model's `key:`)")
+        if mode in ("replace", "overwrite") and streams:
+            diags.add("STR081", f"sink {name!r}: mode {mode} needs a snapshot input, but it reads stream "
+                      f"{', '.join(streams)}, which is exported incrementally", file=file, line=line,
+                      hint="remove `mode:` (each micro-batch is appended exactly once) or add a key to upsert")
+        if target.format == "kafka" and mode in ("replace", "overwrite", "upsert"):
+            diags.add("STR081", f"sink {name!r}: a Kafka topic is a log; mode {mode} cannot apply", file=file,
+                      line=line, hint="use `mode: append` (a compacted topic keeps the latest value per key)")
+    return diags
