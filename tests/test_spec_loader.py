@@ -223,10 +223,8 @@ def test_defaults_apply_and_sink_is_inferred_from_from(tmp_path: Path) -> None:
     project, _ = load_project(tmp_path)
     a = project.models["a"]
     assert (a.materialized, a.owner, a.tags) == ("view", "data-eng", ["shop", "x"])
-    assert project.models["out"].materialized is None  # inferred once compiled
-    loaded = load(tmp_path, use_cache=False)
-    assert loaded.project.models["out"].materialized == "sink"
-    assert loaded.project.inferred["out"] == "`from:` without `sql:`"
+    assert project.models["out"].materialized == "sink"  # the YAML alone says so: no SQL needed
+    assert project.inferred["out"] == "`from:` without `sql:`"
 
 
 def test_source_location_checks(tmp_path: Path) -> None:

@@ -36,14 +36,9 @@ def _order(compiled: CompiledProject) -> list[str]:
 
 
 def _infer(model: Model, cm: CompiledModel, project: Project, resolved: dict[str, str]) -> tuple[str, str]:
-    if model.partitioned_by is not None:
-        return "table", "partitioned_by: a partition is a batch rewrite of its window"
-    if model.is_virtual_topic:
-        return "view", "Gateway virtual topic"
-    if model.sql is None and model.from_inputs and not model.is_virtual_topic:
-        return "sink", "`from:` without `sql:`"
-    if model.sink_config is not None:
-        return "sink", "sink configuration"
+    decided = model.implied_materialization
+    if decided is not None:
+        return decided
     streaming = [f"source {s}" for s in cm.sources
                  if s in project.sources and project.sources[s].resolved_format in STREAMABLE_FORMATS]
     streaming += [f"model {m}" for m in cm.refs if resolved.get(m) in ("stream", "view")]

@@ -31,6 +31,7 @@ from .models import (
 )
 from .names import check_names
 from .project import EntityLocation, Project
+from .schema_types import effective_columns
 from .suggest import did_you_mean
 from .yaml_loader import LineMap, load_yaml
 
@@ -80,6 +81,7 @@ class _Loader:
         self.missing: list[tuple[str, str, int]] = []
         self.notes: dict[KeyMeaning, list[tuple[str, int]]] = {}  # streamt keys with no effect, where used
         self.legacy: dict[str, list[tuple[str, str, int]]] = {}  # streamt materialization -> models using it
+        self.inferred: dict[str, str] = {}  # model -> why its materialization was inferred from the YAML
 
     # -- files ---------------------------------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -199,6 +201,12 @@ class _Loader:
                 obj = self._validate(SECTION_MODELS[section], raw, loc.linemap, loc.base)
                 if obj is None:
                     continue
+                if section in ("sources", "models"):
+                    obj = self._typed_columns(obj, loc)
+                if section == "models" and obj.materialized is None and obj.implied_materialization is not None:
+                    mat, why = obj.implied_materialization
+                    obj = obj.model_copy(update={"materialized": mat})
+                    self.inferred[obj.name] = why
                 name = obj.name  # type: ignore[attr-defined]
                 if (kind, name) in locations:
                     first = locations[(kind, name)]
@@ -219,9 +227,19 @@ class _Loader:
             secrets=set(self.resolver.secrets), env_used=dict(sorted(self.resolver.used.items())),
             file_hashes=dict(sorted(self.hashes.items())),
             legacy_materializations={n: mat for mat, ms in self.legacy.items() for n, _, _ in ms},
+            inferred=dict(sorted(self.inferred.items())),
         )
         self.diags.extend(check_names(project))
         return project
+
+    def _typed_columns(self, node: Any, loc: EntityLocation) -> Any:
+        """Column types as Spark types (Flink's ``TIMESTAMP(3)`` is ``timestamp``), plus the fields of an
+        inline ``schema.definition``: every later layer reads one spelling."""
+        columns, problems = effective_columns(node.columns, getattr(node, "schema_", None))
+        for path, message in problems:
+            self.diags.add("STR012", f"{KIND_OF_SECTION[str(loc.base[0])]} {node.name!r}: {message}", file=loc.file,
+                           line=loc.line_of(*path), hint="fix the type or the inline schema")
+        return node.model_copy(update={"columns": columns}) if columns != node.columns else node
 
     def _column_tests(self, typed: dict[str, dict[str, Any]], locations: dict[tuple[str, str], EntityLocation]
                       ) -> list[tuple[dict[str, Any], EntityLocation]]:

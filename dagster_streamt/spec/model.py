@@ -340,6 +340,20 @@ class Model(Strict):
         return bool(self.advanced.virtual_topic) or (gw is not None and gw.virtual_topic is not None)
 
     @property
+    def implied_materialization(self) -> tuple[str, str] | None:
+        """(materialization, why) when the YAML alone decides it (streamt's rules that need no SQL):
+        partitions, virtual topics, ``from:`` without ``sql:``, a sink block. Else the SQL decides."""
+        if self.partitioned_by is not None:
+            return "table", "partitioned_by: a partition is a batch rewrite of its window"
+        if self.is_virtual_topic:
+            return "view", "Gateway virtual topic"
+        if self.sql is None and self.from_inputs:
+            return "sink", "`from:` without `sql:`"
+        if self.sink_config is not None:
+            return "sink", "sink configuration"
+        return None
+
+    @property
     def topic_settings(self) -> TopicSettings | None:
         """The model's Kafka topic settings (``advanced.topic`` or the older top-level ``topic:``)."""
         if self.advanced.topic is not None:
