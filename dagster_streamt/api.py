@@ -205,15 +205,23 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
         inferred = inferred_types(loaded, column_lineage(loaded))  # types through SELECT lists
     diags.extend(check_tests(project, compiled, graph, inferred))
     loaded.diagnostics = diags.items
-    if project.rules.security.sensitive_columns_require_masking and not diags.has_blocking:
+    sec = project.rules.security
+    if (sec.sensitive_columns_require_masking or sec.highly_sensitive_columns_require_encryption) \
+            and not diags.has_blocking:
         from .lineage.project_columns import check_masking
 
-        for exposure, model, column, origins in check_masking(loaded):
+        unmasked, unencrypted = check_masking(loaded)
+        for exposure, model, column, origins in unmasked if sec.sensitive_columns_require_masking else []:
             file, line = project.where("model", model)
             diags.add("GOV302", f"model {model!r} passes sensitive column {column!r} (from {origins}) to exposure "
                       f"{exposure!r} unmasked", file=file, line=line,
                       hint=f"add `security: {{policies: [{{mask: {{column: {column}, method: hash}}}}]}}` to "
                            f"{model!r} or stop selecting the column")
+        for exposure, model, column, origins in unencrypted if sec.highly_sensitive_columns_require_encryption else []:
+            file, line = project.where("model", model)
+            diags.add("GOV304", f"model {model!r} passes highly sensitive column {column!r} (from {origins}) to "
+                      f"exposure {exposure!r} without hashing or tokenizing it", file=file, line=line,
+                      hint=f"mask {column!r} with `method: hash` or `tokenize` in {model!r}")
         loaded.diagnostics = diags.items
     if key:
         for linemap in {id(loc.linemap): loc.linemap for loc in project.locations.values()}.values():

@@ -50,7 +50,7 @@ def check_source_freshness(project: Project) -> Diagnostics:
     from .checks.source_freshness import check_name, measured_by, windows
 
     diags = Diagnostics()
-    schedule = f"{project.name}_source_freshness"
+    schedule = f"{project.ident}_source_freshness"
     if schedule in project.schedules:
         file, line = project.where("schedule", schedule)
         diags.add("STR020", f"schedule name {schedule!r} is taken by the source freshness schedule", file=file,

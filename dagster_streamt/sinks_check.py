@@ -7,6 +7,7 @@ the export counts every run. Modes that cannot work are errors with the fix.
 
 from __future__ import annotations
 
+from .compile.modes import appends
 from .graph.graph import Graph, node_id, split_id
 from .spec.connectors import sink_target
 from .spec.errors import Diagnostics, Severity
@@ -33,7 +34,7 @@ def _stream_inputs(project: Project, graph: Graph, name: str) -> list[str]:
     for up in graph.upstream_of(node_id("model", name)):
         kind, up_name = split_id(up)
         m = project.models.get(up_name) if kind == "model" else None
-        if m is not None and m.materialized == "stream" and (m.advanced.spark.output_mode or "append") == "append":
+        if m is not None and appends(project, m):
             out.append(up_name)
     return sorted(out)
 

@@ -17,13 +17,14 @@ from typing import Any, Literal
 
 from ..source_files import data_files, is_file_source, source_location
 from ..spec.models import Freshness, Source
+from ..spec.names import safe_identifier
 from ..spec.project import Project
 from .params import parse_duration
 from .results import AssertionResult, TestResult
 
 
 def check_name(source: Source) -> str:
-    return f"{source.name}_freshness"
+    return f"{safe_identifier(source.name)}_freshness"
 
 
 @dataclass(frozen=True)

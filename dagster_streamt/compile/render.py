@@ -105,6 +105,19 @@ class _Ctx:
         return ns
 
 
+def _unquote_partition_vars(tree: nodes.Template) -> None:
+    """``'{{ partition_start }}'`` (the dbt habit of quoting) renders like ``{{ partition_start }}``: the
+    variables already are complete SQL literals, so the quotes around them are dropped."""
+    for output in tree.find_all(nodes.Output):
+        parts = output.nodes
+        for i in range(1, len(parts) - 1):
+            before, var, after = parts[i - 1], parts[i], parts[i + 1]
+            if isinstance(var, nodes.Name) and var.name in PARTITION_PLACEHOLDERS \
+                    and isinstance(before, nodes.TemplateData) and isinstance(after, nodes.TemplateData) \
+                    and before.data.endswith(("'", '"')) and after.data.startswith(before.data[-1]):
+                before.data, after.data = before.data[:-1], after.data[1:]
+
+
 def _fast_eval(tree: nodes.Template, ns: dict[str, Any]) -> str | None:
     """Evaluate text + constant calls directly; None when the template needs the full renderer."""
     if len(tree.body) != 1 or not isinstance(tree.body[0], nodes.Output):
@@ -136,6 +149,8 @@ def render_sql(model: str, template: str, *, variables: Mapping[str, Any], resol
     try:
         tree = _ENV.parse(template)
         ctx.result.uses_partition = any(n.name in PARTITION_PLACEHOLDERS for n in tree.find_all(nodes.Name))
+        if ctx.result.uses_partition:
+            _unquote_partition_vars(tree)
         fast = _fast_eval(tree, ns)
         ctx.result.sql = fast if fast is not None else _ENV.from_string(tree).render(**ns)
     except TemplateSyntaxError as exc:

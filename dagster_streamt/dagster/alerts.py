@@ -42,7 +42,7 @@ def post(url: str, message: dict[str, Any], timeout: float = 10.0) -> int:
 def build_failure_sensor(loaded: LoadedProject) -> dg.SensorDefinition:
     url = loaded.project.runtime.alerts.webhook_url
 
-    @dg.run_failure_sensor(name=f"{loaded.project.name}_run_failure_alerts",
+    @dg.run_failure_sensor(name=f"{loaded.project.ident}_run_failure_alerts",
                            default_status=dg.DefaultSensorStatus.RUNNING,
                            description="Alerts on failed models: a log line, and a JSON POST to "
                                        "runtime.alerts.webhook_url when set.")

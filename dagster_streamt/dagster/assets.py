@@ -69,7 +69,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                    if kind == "model" and name in specs}
     check_specs = [check_spec(loaded, translator, test) for tests in model_tests.values() for test in tests]
 
-    @dg.multi_asset(name=name or f"{loaded.project.name}_models", specs=list(specs.values()),
+    @dg.multi_asset(name=name or f"{loaded.project.ident}_models", specs=list(specs.values()),
                     check_specs=check_specs, can_subset=True, partitions_def=pdef, backfill_policy=policy)
     def models(context: AssetExecutionContext, spark: SparkResource) -> Iterator[Any]:
         from ..checks.execute import execute_test
@@ -79,7 +79,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
         selected = sorted(name_of[k] for k in context.selected_asset_keys if k in name_of)
 
         def checks_of(model: str) -> list[Any]:
-            return [t for t in model_tests.get(model, []) if t.name in selected_checks]
+            return [t for t in model_tests.get(model, []) if translator.get_check_name(t) in selected_checks]
 
         def run_checks(session: Any, model: str, result: Any = None) -> Iterator[dg.AssetCheckResult]:
             for test in checks_of(model):

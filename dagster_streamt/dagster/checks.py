@@ -46,7 +46,8 @@ def tests_by_target(loaded: LoadedProject) -> dict[tuple[str, str], list[Test]]:
 
 def check_spec(loaded: LoadedProject, t: StreamtTranslator, test: Test) -> dg.AssetCheckSpec:
     severity = severity_of(test, loaded.project.defaults.tests.severity)
-    return dg.AssetCheckSpec(name=test.name, asset=target_key(loaded, t, test), description=describe_test(test),
+    return dg.AssetCheckSpec(name=t.get_check_name(test), asset=target_key(loaded, t, test),
+                             description=describe_test(test),
                              blocking=severity == "error", metadata={"test_type": test.type})
 
 
@@ -67,7 +68,7 @@ def check_result(loaded: LoadedProject, t: StreamtTranslator, test: Test, result
         md["error"] = result.error
     md["streamt/result"] = dg.MetadataValue.json(_compact_result(result))  # for OpenLineage assertions
     return dg.AssetCheckResult(
-        asset_key=target_key(loaded, t, test), check_name=test.name, passed=result.passed,
+        asset_key=target_key(loaded, t, test), check_name=t.get_check_name(test), passed=result.passed,
         severity=dg.AssetCheckSeverity.ERROR if result.severity == "error" else dg.AssetCheckSeverity.WARN,
         metadata=md, description=result.error or None,
     )
@@ -96,9 +97,9 @@ def build_source_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.Asset
     if not tests:
         return None
     specs = [check_spec(loaded, t, test) for test in tests]
-    by_name = {test.name: test for test in tests}
+    by_name = {t.get_check_name(test): test for test in tests}
 
-    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.name}_source_tests", can_subset=True)
+    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.ident}_source_tests", can_subset=True)
     def source_tests(context: AssetCheckExecutionContext, spark: SparkResource):  # type: ignore[no-untyped-def]
         from ..checks.execute import execute_test
 

@@ -57,7 +57,7 @@ def _models_assets(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
     for name, spec in specs.items():
         groups.setdefault(group_key(loaded.project.models[name]), {})[name] = spec
     out = []
-    project = loaded.project.name
+    project = loaded.project.ident
     for key in sorted(groups, key=lambda k: ("", "") if k is None else k):
         members = groups[key]
         if key is None:

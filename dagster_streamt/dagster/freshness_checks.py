@@ -51,7 +51,7 @@ def build_freshness_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.As
              for name, (source, win, how) in checked.items()]
     by_check = {check_name(source): name for name, (source, _, _) in checked.items()}
 
-    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.name}_source_freshness", can_subset=True)
+    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.ident}_source_freshness", can_subset=True)
     def source_freshness(context: AssetCheckExecutionContext, spark: SparkResource) -> Iterator[dg.AssetCheckResult]:
         now = datetime.now(UTC)
         with ExitStack() as stack:
@@ -78,7 +78,7 @@ def build_freshness_schedule(loaded: LoadedProject,
     """The checks alone (no model runs), every 15 minutes unless ``runtime.freshness_checks_cron`` says otherwise."""
     if checks is None:
         return []
-    name = f"{loaded.project.name}_source_freshness"
+    name = f"{loaded.project.ident}_source_freshness"
     job = dg.define_asset_job(f"{name}_job", selection=dg.AssetSelection.checks(*checks.check_keys),
                               description="Source freshness checks only.")
     return [dg.ScheduleDefinition(name=name, cron_schedule=loaded.project.runtime.freshness_checks_cron,

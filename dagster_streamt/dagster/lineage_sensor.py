@@ -18,7 +18,7 @@ _DONE = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRun
 def build_lineage_sensor(loaded: LoadedProject) -> dg.SensorDefinition:
     ol = loaded.project.runtime.openlineage
 
-    @dg.sensor(name=f"{loaded.project.name}_openlineage", minimum_interval_seconds=ol.sensor_interval_seconds,
+    @dg.sensor(name=f"{loaded.project.ident}_openlineage", minimum_interval_seconds=ol.sensor_interval_seconds,
                default_status=dg.DefaultSensorStatus.RUNNING if ol.enabled else dg.DefaultSensorStatus.STOPPED,
                description="Emits OpenLineage events for finished runs of this project's models "
                            "(runtime.openlineage); retries pending events after an outage.")

@@ -20,6 +20,7 @@ from ..api import LoadedProject
 from ..graph.graph import split_id
 from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
+from ..spec.names import safe_identifier
 from .translator import StreamtTranslator
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
@@ -89,7 +90,8 @@ def build_new_data_sensor(loaded: LoadedProject, t: StreamtTranslator, source: S
     target = (f"runs {', '.join(models)}" if models
               else "feeds no stream model, so it never requests a run (schedule table models instead)")
 
-    @dg.sensor(name=f"{source.name}_new_data", minimum_interval_seconds=config.minimum_interval_seconds,
+    @dg.sensor(name=f"{safe_identifier(source.name)}_new_data",
+               minimum_interval_seconds=config.minimum_interval_seconds,
                asset_selection=keys or None,
                default_status=dg.DefaultSensorStatus.RUNNING if config.enabled else dg.DefaultSensorStatus.STOPPED,
                description=f"New or grown files under {location}: {target}.")

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from ..api import LoadedProject
+from ..spec.names import safe_identifier
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def last_checks(loaded: LoadedProject, instance: dg.DagsterInstance) -> list[Las
     out = []
     for name, test in sorted(loaded.project.tests.items()):
         asset = dg.AssetKey([test.model]) if test.model else dg.AssetKey(["sources", str(test.source)])
-        record = instance.get_latest_asset_check_evaluation_record(dg.AssetCheckKey(asset, name))
+        record = instance.get_latest_asset_check_evaluation_record(dg.AssetCheckKey(asset, safe_identifier(name)))
         ev = record.evaluation if record is not None else None
         severity = str(ev.severity.value).lower() if ev is not None else (test.severity or "error")
         at = datetime.fromtimestamp(record.create_timestamp, tz=UTC) if record is not None else None

@@ -10,6 +10,7 @@ import dagster as dg
 from ..api import LoadedProject
 from ..graph.select import select
 from ..spec.models import Freshness, Model
+from ..spec.names import safe_identifier
 from .translator import StreamtTranslator
 
 
@@ -18,10 +19,11 @@ def build_schedules(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.Sche
     for name, s in loaded.project.schedules.items():
         models = [i.split(".", 1)[1] for i in select(loaded.graph, s.select)]  # validated at load time
         keys = [t.get_model_key(loaded.project.models[m]) for m in models]
-        job = dg.define_asset_job(f"{name}_job", selection=dg.AssetSelection.assets(*keys),
+        job = dg.define_asset_job(f"{safe_identifier(name)}_job", selection=dg.AssetSelection.assets(*keys),
                                   description=f"Models selected by `{s.select}` (schedule {name})")
         out.append(dg.ScheduleDefinition(
-            name=name, cron_schedule=s.cron, execution_timezone=s.timezone, job=job, description=s.description,
+            name=safe_identifier(name), cron_schedule=s.cron, execution_timezone=s.timezone, job=job,
+            description=s.description,
             default_status=dg.DefaultScheduleStatus.RUNNING if s.enabled else dg.DefaultScheduleStatus.STOPPED,
         ))
     return out
@@ -40,6 +42,9 @@ def automation_condition(model: Model) -> dg.AutomationCondition | None:
     return None
 
 
+MIN_POLICY_WINDOW_S = 60.0
+
+
 def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
     """``freshness: {warn_after, error_after}`` (or streamt's seconds) as a Dagster 1.13 time-window
     freshness policy: the asset is late once its last update is older than the window."""
@@ -51,5 +56,9 @@ def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
     fail = win.error_s if win.error_s is not None else win.warn_s  # a policy needs a fail window
     warn = win.warn_s if win.error_s is not None else None
     assert fail is not None
+    # Dagster's policies count whole minutes; streamt's `30s` windows stay exact in the freshness checks
+    fail, warn = max(fail, MIN_POLICY_WINDOW_S), max(warn, MIN_POLICY_WINDOW_S) if warn is not None else None
+    if warn is not None and warn >= fail:
+        warn = None
     return dg.FreshnessPolicy.time_window(fail_window=timedelta(seconds=fail),
                                           warn_window=timedelta(seconds=warn) if warn is not None else None)

@@ -32,7 +32,19 @@ def _dep_key(loaded: LoadedProject, t: StreamtTranslator, nid: str) -> dg.AssetK
     kind, name = nid.split(".", 1)
     if kind == "source":
         return t.get_source_key(loaded.project.sources[name])
+    if kind == "exposure":
+        return t.get_exposure_key(loaded.project.exposures[name])
     return t.get_model_key(loaded.project.models[name])
+
+
+def _described(values: dict[str, object]) -> dict[str, object]:
+    """streamt's descriptive settings as Dagster metadata: None and empty values left out, mappings as JSON."""
+    out: dict[str, object] = {}
+    for key, value in values.items():
+        if value in (None, [], {}, ""):
+            continue
+        out[key] = dg.MetadataValue.json(value) if isinstance(value, dict | list) else value
+    return out
 
 
 def column_lineage_metadata(loaded: LoadedProject, t: StreamtTranslator,
@@ -100,8 +112,12 @@ def source_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSp
                 columns=[dg.TableColumn(name=c.name, type=c.type or "unknown", description=c.description,
                                         tags={"classification": c.classification} if c.classification else {})
                          for c in s.columns])
+        md.update(_described({"topic": s.topic, "schema_subject": s.schema_.subject if s.schema_ else None}))
+        producers = [_dep_key(loaded, t, u) for u in loaded.graph.upstream_of(f"source.{s.name}")
+                     if u.startswith("exposure.")]  # streamt's producer exposures write this source
         out.append(dg.AssetSpec(
-            key=t.get_source_key(s), description=s.description, group_name="sources", owners=t.get_owners(s),
+            key=t.get_source_key(s), deps=producers, description=s.description, group_name="sources",
+            owners=t.get_owners(s),
             tags=t.get_tags(s), kinds=t.get_source_kinds(s), metadata=md,
             freshness_policy=freshness_policy(s.freshness),
         ))
@@ -112,12 +128,22 @@ def exposure_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.Asset
     out = []
     g = loaded.graph
     for name, e in loaded.project.exposures.items():
-        deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"exposure.{name}")]
+        deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"exposure.{name}")
+                if not u.startswith("exposure.")]
         md: dict[str, object] = {"type": e.type}
         if e.url:
             md["url"] = dg.MetadataValue.url(e.url)
-        if e.repo:
-            md["repo"] = e.repo
+        md.update(_described({
+            "role": e.role, "repo": e.repo, "language": e.language, "tool": e.tool,
+            "consumer_group": e.consumer_group, "schedule": e.schedule,
+            "sla": e.sla.model_dump(exclude_none=True) if e.sla else None,
+            "contracts": e.contracts.model_dump(exclude_none=True, by_alias=True) if e.contracts else None,
+            "access": e.access.model_dump(exclude_none=True) if e.access else None,
+            "contacts": [c.model_dump(exclude_none=True) for c in e.contacts],
+            "freshness": e.freshness.model_dump(exclude_none=True) if e.freshness else None,
+            "data_requirements": e.data_requirements,
+            "produces": [f"{'model' if r.ref else 'source'}.{r.ref or r.source}" for r in e.produces],
+        }))
         out.append(dg.AssetSpec(
             key=t.get_exposure_key(e), deps=deps, description=e.description, group_name="exposures",
             owners=t.get_owners(e), tags=t.get_tags(e), kinds=t.get_exposure_kinds(e), metadata=md,

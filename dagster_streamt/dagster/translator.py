@@ -14,7 +14,8 @@ import dagster as dg
 
 from ..compile.compiled import CompiledModel
 from ..spec.connectors import sink_target
-from ..spec.models import Exposure, Model, Source
+from ..spec.models import Exposure, Model, Source, Test
+from ..spec.names import safe_identifier
 
 _OWNER_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 EXPOSURE_KINDS = {"dashboard": "dashboard", "application": "application", "api": "api",
@@ -47,6 +48,10 @@ class StreamtTranslator:
 
     def get_exposure_key(self, exposure: Exposure) -> dg.AssetKey:
         return dg.AssetKey(["exposures", exposure.name])
+
+    def get_check_name(self, test: Test) -> str:
+        """Dagster check names allow letters, digits and ``_`` only."""
+        return safe_identifier(test.name)
 
     # attributes ---------------------------------------------------------------------------
     def get_group_name(self, model: Model) -> str:
@@ -87,6 +92,11 @@ class StreamtTranslator:
             "dagster/table_name": f"{self.project_name}.{model.name}",
             "materialized": model.materialized,
         }
+        topic = model.topic_settings
+        extra = {"key": ", ".join(model.key_columns) or None, "access": model.access_level,
+                 "topic": topic.name if topic else None,
+                 "deprecation": {v: d.model_dump(exclude_none=True) for v, d in (model.deprecation or {}).items()}}
+        md.update({k: (dg.MetadataValue.json(v) if isinstance(v, dict) else v) for k, v in extra.items() if v})
         if columns:
             md["dagster/column_schema"] = dg.TableSchema(columns=[
                 dg.TableColumn(name=n, type=t or "unknown") for n, t in columns])

@@ -103,6 +103,7 @@ class ClassificationReport:
     columns: list[Classified] = field(default_factory=list)
     exposures: dict[str, list[Classified]] = field(default_factory=dict)  # exposure -> columns it receives
     unmasked: list[tuple[str, str, Classified]] = field(default_factory=list)  # (exposure, model, column)
+    unencrypted: list[tuple[str, str, Classified]] = field(default_factory=list)  # highly sensitive, not hashed
 
 
 def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineage) -> ClassificationReport:
@@ -119,9 +120,8 @@ def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineag
         if ml is None:
             continue
         model = p.models[name]
-        masked = {pol.mask.column for pol in (model.security.policies if model.security else [])}
-        declared = dict(model.security.classification) if model.security else {}
-        declared.update({c.name: c.classification for c in model.columns if c.classification})
+        masked = model.masked_columns  # lower-cased column -> method, whichever way streamt wrote it
+        declared = model.classifications
         for col in ml.columns:
             classes: set[str] = set()
             origins: set[str] = set()
@@ -132,10 +132,13 @@ def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineag
                 if up:
                     classes |= up[0]
                     origins |= up[1]
-            if col in masked:
-                classes, origins = set(), set()
-            if col in declared:
-                classes.add(declared[col])
+            method = masked.get(col.lower())
+            if method is not None:
+                # a partial mask leaves part of the value: a highly sensitive column stays one
+                keep = {"highly_sensitive"} & classes if method == "partial" else set()
+                classes, origins = (keep, origins) if keep else (set(), set())
+            if col.lower() in declared:
+                classes.add(declared[col.lower()])
                 origins.add(f"{name}.{col}")
             if classes:
                 carried[(name, col)] = (classes, origins)
@@ -153,13 +156,17 @@ def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineag
                 received.append(c)
                 if kind == "model" and SENSITIVE & set(c.classes):
                     report.unmasked.append((ename, rel, c))
+                if kind == "model" and "highly_sensitive" in c.classes:
+                    report.unencrypted.append((ename, rel, c))
         if received:
             report.exposures[ename] = received
     return report
 
 
-def check_masking(loaded: LoadedProject) -> list[tuple[str, str, str, str]]:
+def check_masking(loaded: LoadedProject) -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]]:
     """(exposure, model, column, origins) for every sensitive column a model hands to an exposure
-    unmasked; the rule ``rules.security.sensitive_columns_require_masking`` turns these into errors."""
+    unmasked, and for every highly sensitive one not hashed or tokenized; the rules
+    ``sensitive_columns_require_masking`` and ``highly_sensitive_columns_require_encryption`` report them."""
     report = propagate_classification(loaded, column_lineage(loaded))
-    return [(e, m, c.column, ", ".join(c.origins)) for e, m, c in report.unmasked]
+    return ([(e, m, c.column, ", ".join(c.origins)) for e, m, c in report.unmasked],
+            [(e, m, c.column, ", ".join(c.origins)) for e, m, c in report.unencrypted])

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, StaticDataset
 
 from ..api import LoadedProject
+from ..compile.modes import appends
 from ..graph.graph import split_id
 from ..lineage.column_types import ProjectColumnLineage
 from . import facets as F
@@ -60,8 +61,7 @@ class ProjectDatasets:
             cm = self.loaded.compiled.models.get(model)
             for up in cm.upstream_models if cm else ():
                 m = self.project.models.get(up)
-                if m is not None and self.materialized(up) == "stream" and \
-                        (m.advanced.spark.output_mode or "append") == "append":
+                if m is not None and self.materialized(up) == "stream" and appends(self.project, m):
                     return "STREAMING"
         return "BATCH"
 

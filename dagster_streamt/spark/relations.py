@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from ..compile.modes import appends
 from ..compile.render import RenderError, render_sql
 from ..spec.models import Model
 from ..spec.project import Project
@@ -81,8 +82,7 @@ def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mo
         if scope is not None and consumer.partitioned_by is not None and up.partitioned_by is not None \
                 and signature(up.partitioned_by) == scope.signature:  # same partitions: read the run's window
             return Input(kind, name, "batch", f"{name}__window", keys=scope.keys)
-        appends = up.materialized == "stream" and (up.advanced.spark.output_mode or "append") == "append"
-        streams = mode == "stream" and (appends or up.materialized == "view")
+        streams = mode == "stream" and (appends(project, up) or up.materialized == "view")
         event_time = up.event_time
     if not streams:
         return Input(kind, name, "batch", name)

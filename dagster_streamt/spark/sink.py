@@ -21,7 +21,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
+from ..compile.modes import appends
 from ..spec.connectors import sink_target
+from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from .checkpoints import explain_failure
 from .context import RunContext
@@ -86,7 +88,7 @@ def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
     if fmt == "kafka":
         kafka = ctx.project.runtime.kafka
         if kafka is not None:
-            options.setdefault("kafka.bootstrap.servers", kafka.bootstrap_servers)
+            options = {**kafka_client_options(kafka, ctx.project.root), **options}
         topic = options.get("topic") or str(sink.config.get("topic", "") or "") or model.name
         options["topic"] = topic
         return Target(fmt, options, None, f"kafka://{options.get('kafka.bootstrap.servers', '?')}/{topic}",
@@ -293,7 +295,7 @@ def _template(model: Model) -> str:
 def _reads_stream(ctx: RunContext, rendered: Rendered) -> bool:
     for inp in rendered.inputs:
         up = ctx.project.models.get(inp.name) if inp.kind == "model" else None
-        if up is not None and up.materialized == "stream" and (up.advanced.spark.output_mode or "append") == "append":
+        if up is not None and appends(ctx.project, up):
             return True
     return False
 

@@ -12,6 +12,7 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..spec.source import STREAMABLE_FORMATS
@@ -70,15 +71,8 @@ def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
 
 
 def _kafka_options(project: Project, source: Source) -> dict[str, str]:
-    opts: dict[str, str] = {}
     kafka = project.runtime.kafka
-    if kafka is not None:
-        opts["kafka.bootstrap.servers"] = kafka.bootstrap_servers
-        if kafka.security_protocol:
-            opts["kafka.security.protocol"] = kafka.security_protocol
-        if kafka.sasl_mechanism:
-            opts["kafka.sasl.mechanism"] = kafka.sasl_mechanism
-        opts.update({k if k.startswith("kafka.") else f"kafka.{k}": v for k, v in kafka.options.items()})
+    opts = kafka_client_options(kafka, project.root) if kafka is not None else {}
     if source.topic:
         opts["subscribe"] = source.topic
     return opts

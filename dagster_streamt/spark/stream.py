@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
+from ..compile.modes import stream_output_mode
 from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 from .context import RunContext
@@ -80,8 +81,8 @@ class StartedStream:
     quarantined: int
 
 
-def output_mode(model: Model) -> str:
-    mode = model.advanced.spark.output_mode or "append"
+def output_mode(ctx: RunContext, model: Model) -> str:
+    mode = stream_output_mode(ctx.project, model)
     if mode == "update":
         raise ModelRunError(f"stream model {model.name}: output_mode update needs a sink that can upsert rows, and "
                             "the warehouse stores files; use append (with a watermark for aggregations), "
@@ -98,7 +99,7 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
     """
     name = model.name
     adv = model.advanced.spark
-    mode = output_mode(model)
+    mode = output_mode(ctx, model)
     checkpoint = ctx.paths.checkpoint(name)
     rendered = render(ctx, model, "stream")
     stats = register(ctx, rendered)
@@ -141,7 +142,7 @@ def record_stream(ctx: RunContext, started: StartedStream) -> None:
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
     start = time.monotonic()
     name = model.name
-    output_mode(model)
+    output_mode(ctx, model)
     trigger = trigger_options(model.advanced.spark.trigger, name)
     if "processingTime" in trigger:  # an interval paces continuous mode; a run processes what is there and ends
         trigger = {"availableNow": True}

@@ -56,6 +56,13 @@ class Project:
     def name(self) -> str:
         return self.info.name
 
+    @property
+    def ident(self) -> str:
+        """The project name as a Dagster op/job/sensor name part (``payments-pipeline`` -> ``payments_pipeline``)."""
+        from .names import safe_identifier
+
+        return safe_identifier(self.info.name)
+
     def location(self, kind: str, name: str) -> EntityLocation | None:
         return self.locations.get((kind, name))
 
