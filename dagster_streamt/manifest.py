@@ -36,6 +36,8 @@ def build_manifest(loaded: LoadedProject) -> dict[str, Any]:
         entry["original_file"] = f"{file}:{line}"
         if name in p.legacy_materializations:
             entry["streamt_materialized"] = p.legacy_materializations[name]
+        if name in p.inferred:
+            entry["materialized_inferred_from"] = p.inferred[name]
         models[name] = entry
 
     def section(kind: str, items: dict[str, Any]) -> dict[str, Any]:

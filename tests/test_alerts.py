@@ -66,3 +66,55 @@ def test_failed_model_posts_an_alert(spark: Any, tmp_path: Path) -> None:
         assert msg["text"].startswith(f"[alerting] run {result.run_id[:8]} failed: bad")
     finally:
         server.shutdown()
+
+
+def test_failed_test_sends_its_streamt_alerts(spark: Any, tmp_path: Path) -> None:
+    """streamt's `on_failure: [- alert: ...]` list: a Slack-style webhook gets the rendered message, a
+    PagerDuty alert an Events API v2 trigger; a passing test sends nothing."""
+    server = HTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Hook.received = []
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        root = write_project(tmp_path / "p", {
+            "sources/s.yml": "sources:\n  - name: s\n    format: json\n    path: data\n"
+                             "    columns: [{name: id, type: bigint}, {name: amount, type: double}]\n",
+            "models/m.yml": "models:\n  - name: orders\n    materialized: table\n"
+                            "    sql: SELECT id, amount FROM {{ source('s') }}\n",
+            "tests/t.yml": f"""\
+                tests:
+                  - name: amounts_positive
+                    model: orders
+                    assertions: [{{range: {{column: amount, min: 0}}}}]
+                    on_failure:
+                      - alert:
+                          channel: slack
+                          webhook: {url}/slack
+                          message: "Data quality issue in {{{{ model.name }}}} ({{{{ test.name }}}})"
+                      - alert:
+                          channel: pagerduty
+                          url: {url}/pd
+                          routing_key: rk-1
+                          severity: warning
+                  - name: ids_present
+                    model: orders
+                    assertions: [{{not_null: {{columns: [id]}}}}]
+                    on_failure: [{{alert: {{channel: slack, webhook: {url}/never}}}}]
+                """,
+        })
+        (root / "data").mkdir()
+        (root / "data" / "a.json").write_text('{"id": 1, "amount": 5}\n{"id": 2, "amount": -3}\n')
+        defs = build_definitions(root, spark=SparkResource(project_dir=str(root), keep_alive=True))
+        with dg.instance_for_test() as instance:
+            result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+                instance=instance, raise_on_error=False)
+        checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+        assert checks == {"amounts_positive": False, "ids_present": True}
+        slack, pd = sorted(_Hook.received, key=lambda m: "routing_key" in m)
+        assert slack["text"] == "Data quality issue in orders (amounts_positive)"
+        assert slack["failing_rows"] == 1 and slack["test"] == "amounts_positive"
+        assert pd["routing_key"] == "rk-1" and pd["event_action"] == "trigger"
+        assert pd["payload"]["severity"] == "warning" and pd["payload"]["source"] == "orders"
+        assert len(_Hook.received) == 2  # the passing test sent nothing
+    finally:
+        server.shutdown()

@@ -19,3 +19,8 @@ def compile_(project_dir: str, env: str | None) -> None:
     n = sum(1 for m in loaded.compiled.models.values() if m.sql)
     click.echo(f"Compiled {len(loaded.compiled.models)} models ({n} with SQL) -> {path}")
     click.echo(f"SQL: {path.parent / 'compiled'}/<model>.sql")
+    inferred = loaded.project.inferred
+    if inferred:
+        click.echo("Materializations inferred (no `materialized:`):")
+        for name in sorted(inferred):
+            click.echo(f"  {name}: {loaded.project.models[name].materialized} ({inferred[name]})")

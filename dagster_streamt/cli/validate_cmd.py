@@ -37,6 +37,13 @@ def validate(project_dir: str, env: str | None, fmt: str) -> None:
                   f"{len(project.exposures)} exposures, {len(project.schedules)} schedule(s)")
         click.echo(f"Project {project.name} ({project.info.version}){' env ' + project.env if project.env else ''}: "
                    f"{counts}")
+        if project.inferred:
+            kinds: dict[str, int] = {}
+            for name in project.inferred:
+                kind = project.models[name].materialized or "?"
+                kinds[kind] = kinds.get(kind, 0) + 1
+            summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+            click.echo(f"Materializations inferred from the SQL: {summary} (`streamt compile` lists each)")
     print_diagnostics(diags, red)
     summary = f"{len(errors)} error(s), {len(warnings)} warning(s)"
     if errors:

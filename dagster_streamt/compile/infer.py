@@ -45,8 +45,8 @@ def _infer(model: Model, cm: CompiledModel, project: Project, resolved: dict[str
     what = cm.features.describe() if cm.features is not None else "SQL"
     if not streaming and (cm.sources or cm.refs):
         return "table", f"{what}; no input can be read as a stream"
-    state = "with state" if cm.features is not None and cm.features.stateful else "stateless"
-    return "stream", f"{what} ({state})"
+    stateful = cm.features is not None and cm.features.stateful
+    return "stream", f"{what}; with state" if stateful else what
 
 
 def _event_column(model: Model, cm: CompiledModel, project: Project) -> str | None:

@@ -18,6 +18,7 @@ from .checks import check_result, check_spec, tests_by_target
 from .partitions import backfill_policy, partitions_def, scope_of
 from .progress import CheckEvent, ModelEvent, emit
 from .resources import SparkResource
+from .test_alerts import send_test_alerts
 from .translator import StreamtTranslator
 
 FULL_REFRESH_TAG = "streamt/full_refresh"
@@ -89,6 +90,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                                 sum(a.failing_rows for a in outcome.assertions), outcome.duration_seconds,
                                 outcome.error or "; ".join(a.message or a.label for a in outcome.failed)))
                 if not outcome.passed:
+                    send_test_alerts(test, model, outcome, context.log)
                     level = "error" if outcome.severity == "error" else "warning"
                     getattr(context.log, level)(f"streamt: test {test.name} on {model} failed "
                                                 f"({sum(a.failing_rows for a in outcome.assertions)} failing rows)")

@@ -17,6 +17,7 @@ from ..checks.results import TestResult, severity_of, target_of
 from ..checks.sql import describe
 from ..spec.models import Test
 from .resources import SparkResource
+from .test_alerts import send_test_alerts
 from .translator import StreamtTranslator
 
 
@@ -106,7 +107,8 @@ def build_source_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.Asset
         with spark.session(loaded.project) as session:
             for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
                 test = by_name[key.name]
-                yield check_result(loaded, t, test, execute_test(session, loaded.project, test,
-                                                                   run_id=context.run.run_id))
+                outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id)
+                send_test_alerts(test, f"source {test.source}", outcome, context.log)
+                yield check_result(loaded, t, test, outcome)
 
     return source_tests

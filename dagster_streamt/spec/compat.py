@@ -137,7 +137,9 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     # tests
     _m("tests[].model", "the model (or source) the asset check runs on"),
     _m("tests[].type", "`schema` checks declared columns before any run; `sample` and `continuous` run on Spark"),
-    _m("tests[].on_failure", "`severity` and `block_deploy` make the check blocking; `alert` webhooks get a JSON POST"),
+    _m("tests[].on_failure", "`severity` and `block_deploy` make the check blocking; alerts are sent when it fails"),
+    _m("tests[].on_failure[].alert", "Slack/webhook `webhook`/`url`: a JSON POST; PagerDuty `routing_key`: an Events "
+                                     "API v2 trigger"),
     _n("tests[].on_failure.actions[].pause", _PAUSE),
     _n("tests[].on_failure[].pause", _PAUSE),
     _n("tests[].on_failure.actions[].dlq",

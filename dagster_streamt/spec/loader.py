@@ -191,6 +191,9 @@ class _Loader:
                 raw = self._interpolate(raw, loc, section)
                 if section == "tests":
                     raw = _test_on_source(raw, typed)
+                    size = defaults.tests.sample_size
+                    if size and "sample_size" not in raw and raw.get("type", "sample") == "sample":
+                        raw = {**raw, "sample_size": size}
                 if section == "models":
                     raw = self._model_defaults(raw, loc, defaults)
                 if section == "sources" and defaults.sources.format and "format" not in raw and not (

@@ -94,10 +94,10 @@ def test_materializations_are_inferred_as_streamt_documents(tmp_path: Path, monk
     p = load(root, use_cache=False).project
     got = {n: (m.materialized, p.inferred.get(n)) for n, m in p.models.items()}
     assert got == {
-        "readings_clean": ("stream", "stateless SELECT/WHERE (stateless)"),
-        "sensor_status": ("stream", "windowed aggregation (TUMBLE) (with state)"),
-        "anomaly_detection": ("stream", "temporal join (with state)"),
-        "facility_metrics": ("stream", "windowed aggregation (TUMBLE) (with state)"),
+        "readings_clean": ("stream", "stateless SELECT/WHERE"),
+        "sensor_status": ("stream", "windowed aggregation (TUMBLE); with state"),
+        "anomaly_detection": ("stream", "temporal join; with state"),
+        "facility_metrics": ("stream", "windowed aggregation (TUMBLE); with state"),
         "readings_archive": ("sink", "`from:` without `sql:`"),
     }
 
