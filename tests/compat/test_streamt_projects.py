@@ -123,3 +123,22 @@ def test_producer_exposures_are_upstream_of_their_sources(tmp_path: Path) -> Non
     assert source.parent_keys == {dg.AssetKey(["exposures", "payments_api"])}
     producer = graph.get(dg.AssetKey(["exposures", "payments_api"]))
     assert producer.metadata["role"] == "producer" and not producer.parent_keys
+
+
+def test_dagster_loads_a_streamt_project_as_a_code_location(tmp_path: Path) -> None:
+    """What `dagster dev` does first: load the code location from a definitions.py next to the project."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "payments"
+    shutil.copytree(PROJECTS / "docs_payments", root)
+    (root / "definitions.py").write_text("from pathlib import Path\nfrom dagster_streamt.dagster import "
+                                         "build_definitions\ndefs = build_definitions(Path(__file__).parent)\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, **ENV, "DAGSTER_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "dagster", "definitions", "validate", "-f", "definitions.py"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation successful" in done.stdout + done.stderr
