@@ -37,8 +37,9 @@ def _generate(project_dir: str, env: str | None, output: str | None, with_runs: 
     if result.runs_error:
         click.echo(click.style(f"warning: could not read the run history: {result.runs_error}", fg="yellow"), err=True)
         runs = "run history unreadable (see warning)"
+    size = f"{result.data_bytes / 1e6:.1f} MB" if result.data_bytes >= 1e6 else f"{result.data_bytes / 1e3:.0f} kB"
     click.echo(f"Docs for {loaded.project.name}: {result.nodes} nodes, {result.models} models, "
-               f"{result.columns} model columns, {runs}; {result.data_bytes / 1e6:.1f} MB in {result.seconds:.1f} s")
+               f"{result.columns} model columns, {runs}; index.html {size}, written in {result.seconds:.1f} s")
     click.echo(f"Open {result.index.as_uri()} (works offline) or run: streamt docs serve"
                + (f" -p {project_dir}" if project_dir != "." else "") + (f" -o {output}" if output else ""))
     return result.index

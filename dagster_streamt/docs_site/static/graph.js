@@ -29,7 +29,8 @@
     { selector: "node.down", style: { "border-color": "#c05621", "border-width": 2.5 } },
     { selector: "edge.up", style: { "line-color": "#2b6cb0", "target-arrow-color": "#2b6cb0", "width": 2.2 } },
     { selector: "edge.down", style: { "line-color": "#c05621", "target-arrow-color": "#c05621", "width": 2.2 } },
-    { selector: "node.lineage", style: { "background-color": "#fefcbf", "border-color": "#b7791f", "border-width": 3 } },
+    { selector: "node.lineage", style: { "underlay-color": "#ecc94b", "underlay-padding": 5, "underlay-opacity": 0.5,
+                                         "underlay-shape": "round-rectangle" } },
     { selector: "node.focus", style: { "border-color": "#1a202c", "border-width": 3.5, "font-weight": "bold" } },
   ];
 
