@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from .common import EXIT_INVALID, EXIT_USAGE, guarded, load_or_exit, project_options
+from .common import EXIT_INVALID, EXIT_USAGE, F, guarded, load_or_exit, project_options
 
 DEFAULT_OUT = "target/docs"
 
 
-def _output_option(fn):  # type: ignore[no-untyped-def]
+def _output_option(fn: F) -> F:
     return click.option("-o", "--output", "output", default=None, type=click.Path(file_okay=False, path_type=str),
                         help=f"Site folder (default: {DEFAULT_OUT} in the project). A relative path is taken from "
                              "the current directory, like any command-line path.")(fn)

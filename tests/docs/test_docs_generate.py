@@ -189,3 +189,20 @@ def test_no_dagster_import_without_run_history(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
     assert not (project / ".streamt").exists()
+
+
+def test_package_data_ships_the_page() -> None:
+    """An installed (non-editable) package has the page and the vendored libraries: pyproject's
+    package-data covers every file the site copies."""
+    import fnmatch
+    import tomllib
+
+    from dagster_streamt.docs_site import site
+
+    patterns = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["dagster_streamt"]
+    pkg = Path(site.__file__).parents[1]
+    needed = [p for p in site.STATIC.iterdir()] + [site.VENDOR / n for n in site.VENDOR_FILES]
+    for path in needed:
+        rel = path.relative_to(pkg).as_posix()
+        assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), rel
