@@ -4,6 +4,7 @@ secrets and hostile text stay harmless, and the error paths (no browser needed h
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -206,3 +207,15 @@ def test_package_data_ships_the_page() -> None:
     for path in needed:
         rel = path.relative_to(pkg).as_posix()
         assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), rel
+
+
+def test_unreadable_run_history_is_a_warning(tmp_path: Path) -> None:
+    project = copy_example(tmp_path / "shop")
+    (project / ".streamt" / "dagster").mkdir(parents=True)
+    (project / ".streamt" / "dagster" / "dagster.yaml").write_text("run_storage: [not, closed\n")
+    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "docs", "generate", "-p", str(project)],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "DAGSTER_HOME": ""})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "warning: could not read the run history" in r.stderr and "dagster.yaml" in r.stderr
+    state = core(project / "target" / "docs" / "index.html")["state"]
+    assert state["runs"] == {} and "dagster.yaml" in state["error"]
