@@ -3,6 +3,7 @@ headless Chromium (Debian's, driven by Playwright) whose pages may reach nothing
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -21,9 +22,13 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 SYNTHETIC_MODELS = 300  # more drawable nodes than the page draws whole: exercises neighbourhood mode
 
 
+# each project's own Dagster instance (.streamt/dagster), whatever DAGSTER_HOME the caller has
+ENV = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+
+
 def streamt(*args: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
+                          cwd=cwd, timeout=timeout, env=ENV)
 
 
 def copy_example(dst: Path) -> Path:

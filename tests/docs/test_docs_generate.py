@@ -4,7 +4,6 @@ secrets and hostile text stay harmless, and the error paths (no browser needed h
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from dagster_streamt.api import load
 from dagster_streamt.docs_site.site import SQL_CHUNK
 
 from ..helpers import write_project
-from .conftest import copy_example, streamt
+from .conftest import ENV, copy_example, streamt
 
 
 def core(index: Path) -> dict[str, Any]:
@@ -186,7 +185,7 @@ def test_no_dagster_import_without_run_history(tmp_path: Path) -> None:
             f"r = generate(load({str(project)!r}), Path({str(tmp_path / 'site')!r})); "
             "assert not r.with_runs; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dagster', 'pyspark')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
     assert not (project / ".streamt").exists()
@@ -214,7 +213,7 @@ def test_unreadable_run_history_is_a_warning(tmp_path: Path) -> None:
     (project / ".streamt" / "dagster").mkdir(parents=True)
     (project / ".streamt" / "dagster" / "dagster.yaml").write_text("run_storage: [not, closed\n")
     r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "docs", "generate", "-p", str(project)],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, "DAGSTER_HOME": ""})
+                       capture_output=True, text=True, timeout=300, env=ENV)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
     assert "warning: could not read the run history" in r.stderr and "dagster.yaml" in r.stderr
     state = core(project / "target" / "docs" / "index.html")["state"]

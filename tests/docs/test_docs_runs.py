@@ -4,7 +4,6 @@ page says what `streamt status` says, read from the project's Dagster instance."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from .conftest import EXAMPLE, copy_example
+from .conftest import ENV, EXAMPLE, copy_example
 from .test_docs_generate import core
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]
-ENV = {**os.environ, "DAGSTER_HOME": ""}  # the project's own instance, whatever the caller's environment
 
 
 def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:

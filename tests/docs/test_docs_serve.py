@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ..helpers import write_project
-from .conftest import copy_example, streamt
+from .conftest import ENV, copy_example, streamt
 
 pytestmark = pytest.mark.browser
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 def test_serve_then_browse(tmp_path: Path, new_page: Any) -> None:
     project = copy_example(tmp_path / "shop")
     proc = subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli", "docs", "serve", "-p", str(project),
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         assert proc.stdout is not None
         lines = []
