@@ -6,34 +6,41 @@
   var h = SD.h;
   var GROUPS = [["source", "Sources"], ["model", "Models"], ["exposure", "Exposures"], ["test", "Tests"]];
   var OPEN_LIMIT = 200;  // sidebar groups longer than this start folded and are filled after the page is ready
+  var SLICE = 1500;      // list items added per task while filling, so typing and clicking stay responsive
 
-  function items(data, nodes) {
-    return nodes.map(function (n) {
-      var run = n.type === "model" ? data.lastRun(n.name) : null;
-      return h("li", { "data-id": n.id }, SD.link(n.id, n.name),
-               run ? h("i", { class: "dot st-" + run.status.toLowerCase(), title: "last run " + run.status }) : null,
-               n.type === "model" ? h("span", { class: "muted" }, " " + n.materialized) : null);
-    });
+  function item(data, n) {
+    var run = n.type === "model" ? data.lastRun(n.name) : null;
+    return h("li", { "data-id": n.id }, SD.link(n.id, n.name),
+             run ? h("i", { class: "dot st-" + run.status.toLowerCase(), title: "last run " + run.status }) : null,
+             n.type === "model" ? h("span", { class: "muted" }, " " + n.materialized) : null);
   }
 
-  /* Every node, grouped by kind; returns a function that fills the folded groups (idempotent). */
+  /* A list filled up to `upTo` items (all by default); returns true once complete. */
+  function filler(data, nodes, ul) {
+    var next = 0;
+    return function (upTo) {
+      var end = Math.min(nodes.length, upTo === undefined ? nodes.length : next + upTo);
+      var frag = document.createDocumentFragment();
+      for (; next < end; next++) frag.appendChild(item(data, nodes[next]));
+      ul.appendChild(frag);
+      return next >= nodes.length;
+    };
+  }
+
+  /* Every node, grouped by kind. Returns {all(), later()}: fill the folded groups now, or a
+     slice per task after the page is ready (sets #sidebar[data-listed] when done). */
   function sidebar(data, el) {
     var frag = document.createDocumentFragment(), pending = [];
     frag.appendChild(h("a", { href: "#", class: "home" }, "Overview"));
     GROUPS.forEach(function (g) {
       var nodes = data.nodes.filter(function (n) { return n.type === g[0]; });
       if (!nodes.length) return;
-      var small = nodes.length <= OPEN_LIMIT, ul = h("ul", null, small ? items(data, nodes) : null);
+      var small = nodes.length <= OPEN_LIMIT, ul = h("ul"), fill = filler(data, nodes, ul);
       var group = h("details", { open: small || null, "data-group": g[0] },
                     h("summary", null, g[1], h("span", { class: "count" }, String(nodes.length))), ul);
-      if (!small) {
-        var fill = function () {
-          if (ul.firstChild) return;
-          var frag = document.createDocumentFragment();
-          items(data, nodes).forEach(function (li) { frag.appendChild(li); });
-          ul.appendChild(frag);
-        };
-        group.addEventListener("toggle", fill);
+      if (small) fill();
+      else {
+        group.addEventListener("toggle", function () { fill(); });
         pending.push(fill);
       }
       frag.appendChild(group);
@@ -48,9 +55,16 @@
         }))));
     }
     el.appendChild(frag);
-    return function () {
-      pending.forEach(function (f) { f(); });
-      el.dataset.listed = "1";
+    function finished() { el.dataset.listed = "1"; }
+    if (!pending.length) finished();
+    return {
+      all: function () { pending.forEach(function (f) { f(); }); pending = []; finished(); },
+      later: function () {
+        (function step() {
+          while (pending.length && pending[0](SLICE)) pending.shift();
+          if (pending.length) setTimeout(step, 0); else finished();
+        })();
+      },
     };
   }
 
@@ -59,7 +73,7 @@
     this.data = new SD.Data(raw);
     this.directOnly = false;
     this.details = document.getElementById("details");
-    this.fillSidebar = sidebar(this.data, document.getElementById("sidebar"));
+    this.sidebar = sidebar(this.data, document.getElementById("sidebar"));
     this.graph = new SD.GraphView(this.data, document.getElementById("graph"), document.getElementById("graph-toolbar"),
                                   document.getElementById("graph-note"), function (id) { self.go(id); });
     window.addEventListener("hashchange", function () { self.route(); });
@@ -73,7 +87,7 @@
     var sel = '#sidebar li[data-id="' + CSS.escape(target) + '"]';
     var li = target ? document.querySelector(sel) : null;
     if (target && !li && this.data.node(target)) {
-      this.fillSidebar();
+      this.sidebar.all();
       li = document.querySelector(sel);
     }
     if (li) {
@@ -138,7 +152,7 @@
     SD.readyMs = performance.now();
     document.body.dataset.ready = "1";
     // after the first paint: the search index, then the folded sidebar groups
-    setTimeout(function () { search(); setTimeout(app.fillSidebar, 0); }, 0);
+    setTimeout(function () { search(); setTimeout(app.sidebar.later, 0); }, 0);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
