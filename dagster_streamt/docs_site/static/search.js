@@ -6,29 +6,28 @@
   var LIMIT = 40;
   var KIND_RANK = { model: 0, source: 1, exposure: 2, column: 3, test: 4, schedule: 5 };
 
-  function text() {
-    return Array.prototype.slice.call(arguments).map(function (p) {
-      return Array.isArray(p) ? p.join(" ") : p || "";
-    }).join(" ").toLowerCase();
-  }
+  function words(list) { return list ? " " + list.join(" ") : ""; }
 
   function Index(data) {
     var rows = [];  // [kind, target, column, label, nameKey, textKey]
     data.nodes.forEach(function (n) {
-      rows.push([n.type, n.id, null, n.name, n.name.toLowerCase(),
-                 text(n.description, n.tags, n.owner, n.materialized, n.detail)]);
+      rows.push([n.type, n.id, null, n.name, n.name.toLowerCase(), ((n.description || "") + words(n.tags) + " "
+                 + (n.owner || "") + " " + (n.materialized || "") + " " + (n.detail || "")).toLowerCase()]);
     });
     [["model", data.raw.models], ["source", data.raw.sources]].forEach(function (kv) {
       Object.keys(kv[1]).forEach(function (rel) {
-        kv[1][rel].columns.forEach(function (c) {
-          rows.push(["column", kv[0] + "." + rel, c.name, rel + "." + c.name, c.name.toLowerCase(),
-                     text(rel + "." + c.name, c.description, c.classification, c.tags, c.type)]);
-        });
+        var target = kv[0] + "." + rel, cols = kv[1][rel].columns;
+        for (var i = 0; i < cols.length; i++) {
+          var c = cols[i], label = rel + "." + c.name;
+          rows.push(["column", target, c.name, label, c.name.toLowerCase(), (label + " " + (c.description || "")
+                     + words(c.classification) + words(c.tags) + " " + (c.type || "")).toLowerCase()]);
+        }
       });
     });
     Object.keys(data.raw.schedules).forEach(function (name) {
       var s = data.raw.schedules[name];
-      rows.push(["schedule", "schedule." + name, null, name, name.toLowerCase(), text(s.description, s.cron, s.select)]);
+      rows.push(["schedule", "schedule." + name, null, name, name.toLowerCase(),
+                 (s.description + " " + s.cron + " " + s.select).toLowerCase()]);
     });
     this.rows = rows;
   }
