@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install everything dagster-streamt needs on a fresh Debian/Ubuntu machine: Java 17 for Spark
-# (when missing), PostgreSQL + its JDBC driver for the JDBC sink tests, and the Python package.
+# (when missing), PostgreSQL + its JDBC driver for the JDBC sink tests, Chromium for the docs site's
+# browser tests, and the Python package (its dev extras bring Playwright, which drives that Chromium:
+# never `playwright install`, which downloads a browser of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,11 @@ fi
 if [ ! -f /usr/share/java/postgresql.jar ] || ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
   echo "setup: installing PostgreSQL and its JDBC driver (JDBC sink tests)"
   apt_install postgresql libpostgresql-jdbc-java || echo "setup: PostgreSQL unavailable; JDBC tests will skip" >&2
+fi
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing Chromium (browser tests of streamt docs)"
+  apt_install chromium || echo "setup: Chromium unavailable; the browser tests will skip" >&2
 fi
 
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'

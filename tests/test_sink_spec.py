@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import textwrap
 import sys
+import textwrap
 from pathlib import Path
 
 from dagster_streamt.api import load

@@ -11,6 +11,7 @@ import click
 from .. import __version__
 from .backfill_cmd import backfill
 from .compile_cmd import compile_
+from .docs_cmd import docs
 from .lineage_cmd import lineage
 from .run_cmd import run
 from .status_cmd import status
@@ -31,6 +32,7 @@ cli.add_command(run)
 cli.add_command(backfill)
 cli.add_command(status)
 cli.add_command(test)
+cli.add_command(docs)
 
 
 def main() -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
-INSTANCE_DIR = ".streamt/dagster"
+from ..instance_location import INSTANCE_DIR, instance_dir
+
+__all__ = ["INSTANCE_DIR", "instance_dir", "project_instance"]
+
 _DAGSTER_YAML = """\
 # Written by dagster-streamt: this project's Dagster instance (SQLite storage, no telemetry).
 telemetry:
@@ -21,11 +24,6 @@ run_coordinator:
   config:
     max_concurrent_runs: 2
 """
-
-
-def instance_dir(project_root: Path) -> Path:
-    home = os.environ.get("DAGSTER_HOME")
-    return Path(home) if home else project_root / INSTANCE_DIR
 
 
 def project_instance(project_root: Path) -> dg.DagsterInstance:
