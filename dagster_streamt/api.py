@@ -31,7 +31,7 @@ from .spec.project import Project
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
 GRAPH_CACHE_FILE = "target/.streamt-graph.pickle"  # just the graph of a valid project: lineage answers fast
-_CACHE_VERSION = 5
+_CACHE_VERSION = 6
 
 
 @dataclass

@@ -28,6 +28,7 @@ def build_manifest(loaded: LoadedProject) -> dict[str, Any]:
         cm = c.models.get(name)
         entry = _dump(m)
         entry["compiled_sql"] = cm.sql if cm else None
+        entry["spark_sql"] = cm.spark_sql if cm else None
         entry["depends_on"] = {"models": list(cm.upstream_models) if cm else [],
                                "sources": list(cm.sources) if cm else []}
         entry["output_columns"] = list(cm.output_columns) if cm and cm.output_columns else None
@@ -89,6 +90,11 @@ def write_manifest(loaded: LoadedProject, target: Path | None = None) -> Path:
             out = target / "compiled" / f"{name}.sql"
             out.write_text(f"-- model {name} ({cm.materialized}), compiled by dagster-streamt\n"
                            f"{red.text(cm.sql)}\n")
+            wanted.add(out.name)
+        if cm.spark_sql:  # the Flink SQL as Spark runs it, next to the SQL as written
+            out = target / "compiled" / f"{name}.spark.sql"
+            out.write_text(f"-- model {name}: the Flink SQL of {name}.sql translated for Spark\n"
+                           f"{red.text(cm.spark_sql)}\n")
             wanted.add(out.name)
     for stale in (target / "compiled").glob("*.sql"):
         if stale.name not in wanted:

@@ -13,6 +13,7 @@ from .spec.connectors import sink_target
 from .spec.errors import Diagnostics, Severity
 from .spec.models import Model
 from .spec.project import Project
+from .spec.topics import local_dir
 
 
 def model_key(model: Model) -> tuple[str, ...]:
@@ -46,12 +47,17 @@ def check_sinks(project: Project, graph: Graph) -> Diagnostics:
         if m.materialized != "sink" or sink is None:
             continue
         file, line = project.where("model", name, "sink", "mode")
-        target = sink_target(sink, name)
+        target = sink_target(sink, name, local_dir(project))
         if target.error is not None:
             file, line = project.where("model", name)
             diags.add("STR081", f"sink {name!r}: {target.error}", file=file, line=line,
                       hint="write the sink with a Spark writer: `sink: {format: ..., path: ...}`")
             continue
+        if sink.connector is not None and sink.format is None and local_dir(project) is not None:
+            diags.add("STR084", f"sink {name!r} ({sink.connector}): in local mode (runtime.kafka.local_dir) it "
+                      f"writes JSON files to {target.path}/ instead of its external system", file=file, line=line,
+                      severity=Severity.NOTE, hint="run without local_dir (or another environment) to write to "
+                      "the real system")
         if target.package is not None:
             diags.add("STR082", f"sink {name!r} ({sink.connector}) is written by Spark's `{target.format}` writer, "
                       f"which needs the package {target.package}", file=file, line=line, severity=Severity.NOTE,

@@ -82,6 +82,13 @@ def severity_of(test: Test, default: str = "error") -> Severity:
     return "warn" if str(severity).lower() in ("warn", "warning") else "error"
 
 
+def blocks_downstream(test: Test, default: str = "error") -> bool:
+    """An error-severity test stops the models downstream of its target, unless it only watches the
+    pipeline's pace (throughput, max_lag): a slow run is worth an alert, and its data is still right."""
+    pace_only = all(next(iter(a), "") in ("max_lag", "throughput") for a in test.assertions)
+    return severity_of(test, default) == "error" and not pace_only
+
+
 def target_of(test: Test) -> tuple[str, str]:
     return ("model", test.model) if test.model is not None else ("source", str(test.source))
 

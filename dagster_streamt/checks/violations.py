@@ -258,7 +258,7 @@ class _BatchCheck:
         if count and "batch" in modes:
             summaries += self._aggregates(rows, batch_id, now, count, resolve)
         for a in parsed:
-            if count and isinstance(a.params, MaxLag):
+            if count and isinstance(a.params, MaxLag) and lag_column(self.project, self.test, a.params):
                 summaries += self._lag(batch, a, a.params, batch_id, now, count)
         if summaries:
             frames.append(_literal_frame(spark, summaries))
@@ -289,11 +289,8 @@ class _BatchCheck:
              count: int) -> list[tuple[Any, ...]]:
         """Lag = when the model wrote the newest file of this micro-batch (its modification time, so a
         later re-check gives the same answer) - the newest event time in the micro-batch."""
-        target = self.test.model or ""
-        column = p.column or self.project.event_columns.get(target)
-        if column is None:
-            raise RuntimeError(f"test {self.test.name}: max_lag has no `column:` and model {target} has no "
-                               "event-time column")
+        column = lag_column(self.project, self.test, p)
+        assert column is not None
         newest = F.expr(f"unix_micros(CAST(max({ident(column)}) AS TIMESTAMP))")
         written = F.expr(f"unix_micros(max(`{_FILE_TIME}`))") if self.file_time else F.lit(None)
         row = batch.agg(newest.alias("event"), written.alias("written")).first()
@@ -311,6 +308,24 @@ class _BatchCheck:
 
 def _iso(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch, UTC).isoformat() if epoch is not None else None
+
+
+def lag_column(project: Project, test: Test, p: MaxLag) -> str | None:
+    """The event-time column max_lag measures: its own ``column``, else the model's event time. None:
+    the lag is the run's arrival lag (newest input record's arrival to the end of its micro-batch)."""
+    return p.column or project.event_columns.get(test.model or "")
+
+
+def _arrival_lag(a: ParsedAssertion, p: MaxLag, model: str, progress: ModelResult | None) -> tuple[Verdict, bool]:
+    if progress is None or progress.model != model or not progress.ok:
+        return Verdict(False, message=f"{a.label} has no event-time column, so it is judged from the model run's "
+                                      "arrival lag, and no successful run of the model is given"), False
+    if progress.arrival_lag_s is None:
+        return Verdict(True, message="the model processed no new data in this run: nothing to judge"), False
+    lag = progress.arrival_lag_s
+    ok = lag <= p.max_seconds
+    return Verdict(ok, 0, f"arrival lag {lag:.1f}s" + ("" if ok else f" exceeds {p.max_seconds:g}s"),
+                   {"arrival_lag_seconds": lag}), True
 
 
 # -- progress (throughput): judged from the model run's ModelResult ------------------------------
@@ -380,7 +395,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
                   "until then, and are checked by the first run after the fix)")
     else:
         reason = output if isinstance(output, str) else ""
-    sql = _describe_sql(test, parsed, model, paths)
+    sql = _describe_sql(project, test, parsed, model, paths)
     if reason or isinstance(output, str):
         failed = [_issue_result(i) for i in issues] + [
             AssertionResult(a.index, a.name, a.label, False, 0, 0, describe(a), sql.get(a.label, ""), reason,
@@ -395,7 +410,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
         checkpoint = paths.checkpoint(violations_name(model)) / test.name
         rels, total, error = _check_rows(spark, project, output, test, parsed, run_id, data, staging, checkpoint,
                                          now, resolve)
-    notes = _record_progress(spark, test, parsed, model, run_id, progress, data, staging, now)
+    notes = _record_progress(spark, project, test, parsed, model, run_id, progress, data, staging, now)
     rels.append(f"{_test_rel(run_id, test.name)}/{_PROGRESS}")
     return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started)
 
@@ -442,7 +457,8 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     return rels, total, error
 
 
-def _record_progress(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], model: str, run_id: str,
+def _record_progress(spark: SparkSession, project: Project, test: Test, parsed: list[ParsedAssertion], model: str,
+                     run_id: str,
                      progress: ModelResult | None, data: Path, staging: Path,
                      now: datetime | None) -> dict[str, Verdict]:
     """Judge throughput; violations go to ``progress/`` of (run, test), replaced on each call."""
@@ -450,15 +466,21 @@ def _record_progress(spark: SparkSession, test: Test, parsed: list[ParsedAsserti
     rows = []
     at = now or datetime.now(UTC)
     for a in parsed:
-        if not isinstance(a.params, Throughput):
+        if isinstance(a.params, MaxLag) and lag_column(project, test, a.params) is None:
+            verdict, judged = _arrival_lag(a, a.params, model, progress)
+            kind = AGGREGATE_VIOLATIONS["max_lag"]
+        elif isinstance(a.params, Throughput):
+            verdict, judged = _throughput(a, a.params, model, progress)
+            kind = AGGREGATE_VIOLATIONS["throughput"]
+        else:
             continue
-        verdict, judged = _throughput(a, a.params, model, progress)
         notes[a.label] = verdict
         if judged and not verdict.passed:
             assert progress is not None
-            rows.append(_summary(test.name, a.label, AGGREGATE_VIOLATIONS["throughput"], None, at, {
+            rows.append(_summary(test.name, a.label, kind, None, at, {
                 "model": model, "processed_rows_per_second": progress.processed_rows_per_second,
-                "batches": progress.batches, "rows_written": progress.rows_written, "message": verdict.message}))
+                "arrival_lag_seconds": progress.arrival_lag_s, "batches": progress.batches,
+                "rows_written": progress.rows_written, "message": verdict.message}))
     final = data / _test_rel(run_id, test.name) / _PROGRESS
     if rows:
         _store(_literal_frame(spark, rows), final, staging)
@@ -467,7 +489,8 @@ def _record_progress(spark: SparkSession, test: Test, parsed: list[ParsedAsserti
     return notes
 
 
-def _describe_sql(test: Test, parsed: list[ParsedAssertion], model: str, paths: ProjectPaths) -> dict[str, str]:
+def _describe_sql(project: Project, test: Test, parsed: list[ParsedAssertion], model: str,
+                  paths: ProjectPaths) -> dict[str, str]:
     """What runs on each micro-batch, per assertion label, and for the whole test under ``"*"``."""
     relation = f"`{model}__microbatch`"
     built = {b.assertion.label: b for b in build_test_sql(parsed, relation, resolve=lambda _k, n: ident(n)).assertions}
@@ -476,8 +499,10 @@ def _describe_sql(test: Test, parsed: list[ParsedAssertion], model: str, paths: 
         b = built[a.label]
         mode = evaluation_mode(a)
         if isinstance(a.params, MaxLag):
-            out[a.label] = (f"SELECT max({ident(a.params.column)}), max(_metadata.file_modification_time) "
-                            f"FROM {relation}")
+            column = lag_column(project, test, a.params)
+            out[a.label] = (f"SELECT max({ident(column)}), max(_metadata.file_modification_time) FROM {relation}"
+                            if column else f"-- arrival lag of model {model}'s run: end of its last micro-batch - "
+                                           "newest arrival time of its input records")
         elif isinstance(a.params, Throughput):
             out[a.label] = f"-- processedRowsPerSecond of model {model}'s run (its ModelResult)"
         elif mode == "row" and b.violation_predicate is not None:

@@ -19,6 +19,9 @@ def compile_(project_dir: str, env: str | None) -> None:
     n = sum(1 for m in loaded.compiled.models.values() if m.sql)
     click.echo(f"Compiled {len(loaded.compiled.models)} models ({n} with SQL) -> {path}")
     click.echo(f"SQL: {path.parent / 'compiled'}/<model>.sql")
+    flink = sorted(n for n, m in loaded.compiled.models.items() if m.spark_sql)
+    if flink:
+        click.echo(f"Flink SQL translated for Spark ({len(flink)}): {', '.join(flink)} -> <model>.spark.sql")
     inferred = loaded.project.inferred
     if inferred:
         click.echo("Materializations inferred (no `materialized:`):")

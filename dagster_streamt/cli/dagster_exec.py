@@ -71,7 +71,10 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         bad = [c for c in checks if not c.passed]
         click.echo(f"tests: {len(checks) - len(bad)} passed, {len(bad)} failed"
                    + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
-    return Outcome(result.run_id, result.success, [] if result.success else _failure_reasons(result))
+    failed_tests = [f"test {c.test} on {c.target} failed (severity error)" for c in checks
+                    if not c.passed and c.severity == "error"]
+    failures = ([] if result.success else _failure_reasons(result)) + failed_tests
+    return Outcome(result.run_id, result.success and not failed_tests, failures)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from ..spec.suggest import did_you_mean
 from .compiled import CompiledModel, CompiledProject
 from .infer import infer_materializations
 from .render import RenderError, render_sql
-from .summary import ParseSummary, summarize, summarize_many
+from .summary import ParseSummary, stream_sql, summarize, summarize_many
 
 
 def project_resolver(project: Project) -> EnvResolver:
@@ -134,7 +134,11 @@ class _Compiler:
                 f, ln = self.sql_line(cm.name, problem.line)
                 self.diags.add("SQL005", f"model {cm.name!r}: {problem.construct} has no Spark equivalent", file=f,
                                line=ln, hint=problem.hint)
-        return replace(cm, output_columns=summary.columns, features=summary.features)
+        for note in summary.notes:
+            f, ln = self.sql_line(cm.name, 1)
+            self.diags.add("SQL006", f"model {cm.name!r}: {note}", file=f, line=ln, severity=Severity.NOTE,
+                           hint="nothing to do if the other side changes slowly; `streamt compile` shows the Spark SQL")
+        return replace(cm, output_columns=summary.columns, features=summary.features, spark_sql=summary.spark_sql)
 
 
 def config_hash(model: Model) -> str:
@@ -180,7 +184,8 @@ def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | Non
         parse_cache.update(summaries)
     models = {n: (compiler.apply_parse(cm, summaries[cm.sql_hash]) if cm.sql else cm) for n, cm in models.items()}
     inferred = infer_materializations(project, CompiledProject(models=models))
-    models = {n: replace(cm, config_hash=config_hash(project.models[n])) for n, cm in inferred.models.items()}
+    models = {n: replace(cm, config_hash=config_hash(project.models[n]), spark_sql=stream_sql(cm))
+              for n, cm in inferred.models.items()}
     project.secrets |= compiler.resolver.secrets
     project.env_used.update(compiler.resolver.used)
     digest = hashlib.sha256()

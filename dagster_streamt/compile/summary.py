@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..sql import SqlFeatures, Untranslatable, analyze, output_columns, parse_query
+from ..sql.flink import TranslationError, translate
+from .compiled import CompiledModel
 
 
 @dataclass(frozen=True)
@@ -18,13 +20,38 @@ class ParseSummary:
     line: int = 0  # 1-based line of `error` within the SQL
     features: SqlFeatures | None = None
     problems: tuple[Untranslatable, ...] = ()
+    spark_sql: str | None = None  # the Flink SQL translated; None when Spark runs the SQL as written
+    notes: tuple[str, ...] = ()  # what the translation changed in meaning (temporal joins)
+
+
+def _line_of(sql: str, word: str) -> int:
+    upper = word.upper()
+    return next((i for i, text in enumerate(sql.splitlines(), 1) if upper in text.upper()), 1)
 
 
 def summarize(sql: str) -> ParseSummary:
     parsed = parse_query(sql)
     if parsed.tree is None:
         return ParseSummary(error=parsed.error, line=parsed.line, problems=parsed.problems)
-    return ParseSummary(output_columns(parsed.tree), None, 0, analyze(parsed.tree), parsed.problems)
+    features = analyze(parsed.tree)
+    try:
+        translation = translate(parsed.tree)
+    except TranslationError as exc:
+        problem = Untranslatable(exc.construct, _line_of(sql, exc.construct), str(exc))
+        return ParseSummary(output_columns(parsed.tree), None, 0, features, (*parsed.problems, problem))
+    return ParseSummary(output_columns(parsed.tree), None, 0, features, parsed.problems, translation.sql,
+                        translation.notes)
+
+
+def stream_sql(cm: CompiledModel) -> str | None:
+    """The Spark SQL a stream model runs (streams have no distinct aggregation: see sql.flink)."""
+    if cm.materialized != "stream" or not cm.sql or cm.features is None:
+        return cm.spark_sql
+    parsed = parse_query(cm.sql)
+    try:
+        return translate(parsed.tree, streaming=True).sql if parsed.tree is not None else cm.spark_sql
+    except TranslationError:
+        return cm.spark_sql
 
 
 def summarize_many(sqls: list[str]) -> list[ParseSummary]:

@@ -13,6 +13,7 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from ..api import LoadedProject
+from ..checks.results import blocks_downstream
 from ..spec.models import PartitionedBy
 from .checks import check_result, check_spec, tests_by_target
 from .partitions import backfill_policy, partitions_def, scope_of
@@ -94,7 +95,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     level = "error" if outcome.severity == "error" else "warning"
                     getattr(context.log, level)(f"streamt: test {test.name} on {model} failed "
                                                 f"({sum(a.failing_rows for a in outcome.assertions)} failing rows)")
-                    if outcome.severity == "error":
+                    if blocks_downstream(test, loaded.project.defaults.tests.severity):
                         blocked.setdefault(model, f"blocking test {test.name} on {model} failed")
                 yield check
 

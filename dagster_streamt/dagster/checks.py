@@ -13,7 +13,7 @@ from dagster import AssetCheckExecutionContext
 
 from ..api import LoadedProject
 from ..checks.assertions import parse_assertions
-from ..checks.results import TestResult, severity_of, target_of
+from ..checks.results import TestResult, blocks_downstream, severity_of, target_of
 from ..checks.sql import describe
 from ..spec.models import Test
 from .resources import SparkResource
@@ -46,10 +46,10 @@ def tests_by_target(loaded: LoadedProject) -> dict[tuple[str, str], list[Test]]:
 
 
 def check_spec(loaded: LoadedProject, t: StreamtTranslator, test: Test) -> dg.AssetCheckSpec:
-    severity = severity_of(test, loaded.project.defaults.tests.severity)
     return dg.AssetCheckSpec(name=t.get_check_name(test), asset=target_key(loaded, t, test),
                              description=describe_test(test),
-                             blocking=severity == "error", metadata={"test_type": test.type})
+                             blocking=blocks_downstream(test, loaded.project.defaults.tests.severity),
+                             metadata={"test_type": test.type})
 
 
 def check_result(loaded: LoadedProject, t: StreamtTranslator, test: Test, result: TestResult) -> dg.AssetCheckResult:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from ..spec.connectors import sink_target
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from ..spec.project import Project
+from ..spec.topics import local_dir, topic_folder
 
 SESSION_CATALOG = "spark_catalog"
 _DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306, "mariadb": 3306, "sqlserver": 1433, "oracle": 1521,
@@ -242,7 +243,7 @@ class ProjectNaming:
 
     def sink(self, model: Model) -> DatasetId:
         sink = model.sink_config or SinkConfig()
-        target = sink_target(sink, model.name)
+        target = sink_target(sink, model.name, local_dir(self.project))
         fmt, path, options = target.format, target.path, target.options
         if fmt in (*FILE_FORMATS, "delta") and path:
             return location_dataset(self._path(path), "TABLE" if fmt == "delta" else "FILE")
@@ -269,6 +270,10 @@ class ProjectNaming:
             return (DatasetId(ds.namespace, ds.name, link, ds.kind),)
         if fmt == "kafka":
             topics = src.topic or src.options.get("subscribe") or src.options.get("subscribePattern") or name
+            folder = topic_folder(self.project, topics)
+            if folder is not None:  # local mode: the topic is a folder of JSON-lines files
+                ds = location_dataset(folder.resolve().as_posix(), "FILE")
+                return (DatasetId(ds.namespace, ds.name, link, ds.kind),)
             found = kafka_datasets(self._bootstrap(src.options), topics)
             return tuple(DatasetId(d.namespace, d.name, link, d.kind) for d in found) or (self.logical(name),)
         if fmt == "table" and src.table:

@@ -39,6 +39,7 @@ class StreamStats:
     last_watermark: str | None
     input_rows_per_second: float | None
     processed_rows_per_second: float | None
+    arrival_lag_s: float | None = None  # end of the last batch - newest arrival time of its input records
 
 
 def input_rows(progresses: Sequence[Any]) -> int:
@@ -50,6 +51,20 @@ def input_rows(progresses: Sequence[Any]) -> int:
         names = [m for m in metrics if m.startswith(IN_PREFIX)]
         total += sum(_metric(p, m, "rows") for m in names) if names else int(p.numInputRows or 0)
     return total
+
+
+def _arrival_lag(progress: Any) -> float | None:
+    """Seconds from the newest input record's arrival (its file's modification time, recorded by the
+    ``arrival`` metric of the input counters) to the end of the micro-batch that processed it."""
+    from datetime import datetime
+
+    metrics = getattr(progress, "observedMetrics", None) or {}
+    newest = max((_metric(progress, m, "arrival") for m in metrics if m.startswith(IN_PREFIX)), default=0)
+    if not newest:
+        return None
+    started = datetime.fromisoformat(str(progress.timestamp).replace("Z", "+00:00")).timestamp()
+    duration = float((getattr(progress, "durationMs", None) or {}).get("triggerExecution") or 0) / 1000
+    return round(started + duration - newest / 1e6, 3)
 
 
 def summarize(progresses: Sequence[Any], out_metric: str) -> StreamStats:
@@ -69,6 +84,7 @@ def summarize(progresses: Sequence[Any], out_metric: str) -> StreamStats:
         last_watermark=watermark,
         input_rows_per_second=float(last.inputRowsPerSecond) if last is not None else None,
         processed_rows_per_second=float(last.processedRowsPerSecond) if last is not None else None,
+        arrival_lag_s=_arrival_lag(last) if last is not None else None,
     )
 
 

@@ -7,7 +7,7 @@ from the warehouse registry, so any model can run alone; a view is recreated fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
@@ -16,8 +16,12 @@ from pyspark.sql.types import StringType
 
 from ..compile.modes import appends
 from ..compile.render import RenderError, render_sql
-from ..spec.models import Model
+from ..spec.models import FILE_FORMATS, Model
+from ..spec.names import safe_identifier
 from ..spec.project import Project
+from ..spec.topics import topic_folder
+from ..sql import parse_query
+from ..sql.flink import Translation, TranslationError, translate
 from .context import RunContext
 from .errors import ModelRunError
 from .partitions import KEY_COLUMN, signature
@@ -27,6 +31,7 @@ from .sources import can_stream, read_source, valid_rows
 from .warehouse import RegistryEntry
 
 Mode = Literal["batch", "stream"]
+DEFAULT_DELAY = "5 seconds"  # streamt's default watermark: 5000 ms of out-of-orderness
 
 
 def quote(name: str) -> str:
@@ -42,6 +47,7 @@ class Input:
     watermark: tuple[str, str] | None = None  # (event-time column, delay) for stream inputs
     own_watermark: bool = True  # False: borrowed from the consuming model's event_time
     keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
+    fallback: tuple[str, ...] = ()  # window time columns: watermarked (default delay) when no event_time says
 
 
 @dataclass(frozen=True)
@@ -61,16 +67,30 @@ class InputStats:
         return InputStats(rows, self.quarantined + other.quarantined)
 
 
+def _event_time(project: Project, kind: str, name: str) -> tuple[str, str] | None:
+    """(column, delay) of a source's or model's event time; a column without a watermark gets streamt's
+    default bound (5 s of out-of-orderness). A model inherits the event time of the input it passes on."""
+    if kind == "source":
+        source = project.sources[name]
+        if source.event_time is None:
+            return None
+        return source.event_time.column, source.watermark_delay or DEFAULT_DELAY
+    model = project.models[name]
+    if model.event_time is not None:
+        return model.event_time.column, model.watermark_delay or DEFAULT_DELAY
+    column = project.event_columns.get(name)
+    return (column, model.watermark_delay or DEFAULT_DELAY) if column else None
+
+
 def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mode) -> Input | str:
     """The Input for one ``ref``/``source`` call, or a problem message."""
     project = ctx.project
-    event_time = None
+    view = safe_identifier(name)
     if kind == "source":
         source = project.sources.get(name)
         if source is None:
             return f"model {consumer.name} reads unknown source {name!r}"
         streams = mode == "stream" and can_stream(source)
-        event_time = source.event_time
     else:
         up = project.models.get(name)
         if up is None:
@@ -81,33 +101,51 @@ def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mo
         scope = ctx.partition
         if scope is not None and consumer.partitioned_by is not None and up.partitioned_by is not None \
                 and signature(up.partitioned_by) == scope.signature:  # same partitions: read the run's window
-            return Input(kind, name, "batch", f"{name}__window", keys=scope.keys)
+            return Input(kind, name, "batch", f"{view}__window", keys=scope.keys)
         streams = mode == "stream" and (appends(project, up) or up.materialized == "view")
-        event_time = up.event_time
     if not streams:
-        return Input(kind, name, "batch", name)
-    delay = event_time.watermark_delay if event_time else None
-    if event_time and delay:
-        return Input(kind, name, "stream", f"{name}__stream", (event_time.column, delay))
+        return Input(kind, name, "batch", view)
+    event = _event_time(project, kind, name)
+    if event is not None:
+        return Input(kind, name, "stream", f"{view}__stream", event)
     own = consumer.event_time
     if own and own.watermark_delay:
-        return Input(kind, name, "stream", f"{name}__stream__wm_{consumer.name}",
+        return Input(kind, name, "stream", f"{view}__stream__wm_{safe_identifier(consumer.name)}",
                      (own.column, own.watermark_delay), own_watermark=False)
-    return Input(kind, name, "stream", f"{name}__stream")
+    return Input(kind, name, "stream", f"{view}__stream")
 
 
 def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None) -> Rendered:
-    """Render the model's SQL so each input reads the view this run registers for it."""
+    """Render the model's SQL so each input reads the view this run registers for it; Flink SQL is
+    translated for Spark. The versioned side of a temporal join is read as it is now (batch)."""
+    rendered, translation = _render(ctx, model, mode, template, frozenset(), ())
+    if mode != "stream":
+        return rendered
+    static = frozenset((i.kind, i.name) for i in rendered.inputs
+                       if i.view in translation.static_tables and i.mode == "stream")
+    windows = tuple(c.split(".")[-1] for c in translation.window_columns)
+    if static or (windows and any(i.mode == "stream" and i.watermark is None for i in rendered.inputs)):
+        rendered, _ = _render(ctx, model, mode, template, static, windows)
+    return rendered
+
+
+def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, static: frozenset[tuple[str, str]],
+            windows: tuple[str, ...]) -> tuple[Rendered, Translation]:
+    """One rendering pass: inputs in ``static`` are read in batch; stream inputs without an event time
+    get a watermark on the ``windows`` time columns (a view of their own: the session caches views)."""
     inputs: dict[tuple[str, str], Input] = {}
     problems: list[str] = []
 
     def relation(kind: str, name: str) -> str:
         if kind == "model" and name == model.name:
             return quote(name)  # `this`
-        planned = _plan_input(ctx, model, kind, name, mode)
+        planned = _plan_input(ctx, model, kind, name, "batch" if (kind, name) in static else mode)
         if isinstance(planned, str):
             problems.append(planned)
             return quote(name)
+        if windows and planned.mode == "stream" and planned.watermark is None:
+            planned = replace(planned, fallback=windows,
+                              view=f"{planned.view}__wm_{'_'.join(safe_identifier(w) for w in windows)}")
         inputs.setdefault((kind, name), planned)
         return quote(planned.view)
 
@@ -128,7 +166,22 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
                             f"{', '.join(sorted(set(result.unknown_vars)))}; define them under `vars:`", model.name)
     if problems:
         raise ModelRunError(problems[0], model.name)
-    return Rendered(model.name, result.sql, tuple(inputs.values()))
+    translation = _translation(model.name, result.sql, mode == "stream")
+    return Rendered(model.name, translation.sql or result.sql, tuple(inputs.values())), translation
+
+
+def _translation(name: str, sql: str, streaming: bool) -> Translation:
+    """The Flink SQL translated for Spark (``sql`` None: run as written)."""
+    parsed = parse_query(sql)
+    if parsed.tree is None:
+        return Translation(None)  # sqlglot cannot read it: Spark analyzes it and reports any error
+    if parsed.problems:
+        p = parsed.problems[0]
+        raise ModelRunError(f"model {name}: {p.construct} has no Spark equivalent (line {p.line}); {p.hint}", name)
+    try:
+        return translate(parsed.tree, streaming=streaming)
+    except TranslationError as exc:
+        raise ModelRunError(f"model {name}: {exc}", name) from None
 
 
 def register(ctx: RunContext, rendered: Rendered) -> InputStats:
@@ -152,21 +205,37 @@ def _register(ctx: RunContext, inp: Input) -> InputStats:
     return _register_model_stream(ctx, inp)
 
 
+def _as_timestamp(df: DataFrame, column: str) -> DataFrame:
+    """An event-time column read without a type (JSON strings, epoch milliseconds) as a timestamp."""
+    kind = dict(df.dtypes).get(column, "")
+    if kind.startswith("timestamp"):
+        return df
+    value = F.col(f"`{column}`")
+    integral = kind in ("bigint", "int", "smallint")
+    converted = F.timestamp_millis(value.cast("long")) if integral else F.to_timestamp(value)
+    return df.withColumn(column, converted)
+
+
 def _watermarked(df: DataFrame, inp: Input) -> DataFrame:
     if inp.watermark is None:
-        return df
+        column = next((c for c in inp.fallback if c in df.columns), None)
+        return df if column is None else _as_timestamp(df, column).withWatermark(column, DEFAULT_DELAY)
     column, delay = inp.watermark
     if column not in df.columns:
         if not inp.own_watermark:
             return df  # the consumer's event_time column belongs to another input
         raise ModelRunError(f"{inp.kind} {inp.name}: event_time column {column!r} is not one of its columns "
                             f"({', '.join(df.columns)}); fix `event_time.column`")
-    return df.withWatermark(column, delay)
+    return _as_timestamp(df, column).withWatermark(column, delay)
 
 
-def _counted_stream(df: DataFrame, inp: Input) -> DataFrame:
-    """Count the rows a stream input delivers per micro-batch (see progress.input_rows)."""
-    return df.observe(f"{IN_PREFIX}{inp.view}", F.count(F.lit(1)).alias("rows"))
+def _counted_stream(df: DataFrame, inp: Input, files: bool = True) -> DataFrame:
+    """Count the rows a stream input delivers per micro-batch (see progress.input_rows) and, for file
+    inputs, when the newest of them arrived (its file's modification time: max_lag without a column)."""
+    metrics = [F.count(F.lit(1)).alias("rows")]
+    if files:
+        metrics.append(F.max(F.unix_micros(F.col("_metadata.file_modification_time"))).alias("arrival"))
+    return df.observe(f"{IN_PREFIX}{inp.view}", *metrics)
 
 
 def _register_source(ctx: RunContext, inp: Input) -> InputStats:
@@ -180,7 +249,9 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
             return quarantine_stream(ctx.spark, ctx.paths, ctx.warehouse, read, ctx.run_id)
 
         bad = ctx.per_run.get(("quarantine-stream", source.name), quarantine)
-        _watermarked(_counted_stream(valid_rows(read), inp), inp).createOrReplaceTempView(inp.view)
+        fmt = source.resolved_format
+        files = fmt in FILE_FORMATS or (fmt == "kafka" and topic_folder(ctx.project, source.topic or "") is not None)
+        _watermarked(_counted_stream(valid_rows(read), inp, files), inp).createOrReplaceTempView(inp.view)
         return InputStats(None, bad)
 
     def count() -> InputStats:

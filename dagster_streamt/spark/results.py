@@ -23,11 +23,14 @@ class ModelResult:
     last_watermark: str | None = None
     input_rows_per_second: float | None = None
     processed_rows_per_second: float | None = None
+    arrival_lag_s: float | None = None  # streams: end of the last batch - newest arrival of its input rows
     quarantined_rows: int = 0  # malformed input records diverted to <source>__quarantine
     error: str | None = None  # why it failed or was skipped
     sql: str | None = None  # the Spark SQL that ran (rendered against this run's views)
     partitions: list[str] | None = None  # partition keys this run replaced (partitioned tables)
     rows_outside_partitions: int = 0  # output rows that belong to no partition of this run (not written)
+    topic: str | None = None  # the Kafka topic (or local topic folder) the model also wrote
+    topic_rows: int | None = None  # rows published to it this run
 
     @property
     def ok(self) -> bool:

@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from ..spec.models import Model
 from ..spec.project import Project
+from ..spec.topics import model_topic
 from .context import RunContext
 from .errors import model_error
 from .partitions import PartitionScope
@@ -21,6 +22,7 @@ from .sink import materialize_sink
 from .state import check_project_root
 from .stream import materialize_stream
 from .table import materialize_table
+from .topics import publish_topic
 from .view import materialize_view
 
 log = logging.getLogger(__name__)
@@ -128,7 +130,10 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
         return failed(name, kind, f"model {name}: unknown materialization {kind!r}")
     try:
         with ctx.scheduler_pool(name, f"streamt {kind} {name}"):
-            result = materialize(ctx.for_model(model), model, full_refresh)
+            mctx = ctx.for_model(model)
+            result = materialize(mctx, model, full_refresh)
+            if kind == "stream" and result.ok and (topic := model_topic(ctx.project, model)) is not None:
+                result.topic, result.topic_rows = topic, publish_topic(mctx, model)
     except Exception as exc:
         log.debug("model %s failed", name, exc_info=True)
         return failed(name, kind, model_error(name, exc), time.monotonic() - start)

@@ -25,6 +25,7 @@ from ..compile.modes import appends
 from ..spec.connectors import sink_target
 from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
+from ..spec.topics import local_dir
 from .checkpoints import explain_failure
 from .context import RunContext
 from .errors import ModelRunError
@@ -65,7 +66,7 @@ class Target:
 
 
 def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
-    resolved = sink_target(sink, model.name)
+    resolved = sink_target(sink, model.name, local_dir(ctx.project))
     if resolved.error is not None:
         raise ModelRunError(f"sink {model.name}: {resolved.error}", model.name)
     fmt = resolved.format

@@ -15,6 +15,7 @@ from ..sinks_check import model_key
 from ..spec.connectors import sink_target
 from ..spec.models import Model
 from ..spec.project import Project
+from ..spec.topics import local_dir
 from .errors import ModelRunError
 
 Mode = Literal["replace", "append", "upsert"]
@@ -31,7 +32,7 @@ def plan_sink(project: Project, model: Model, incremental: bool) -> SinkPlan:
     sink = model.sink_config
     assert sink is not None
     key = model_key(model)
-    fmt = sink_target(sink, model.name).format
+    fmt = sink_target(sink, model.name, local_dir(project)).format
     mode: Mode | None = "replace" if sink.mode == "overwrite" else sink.mode
     file, line = project.where("model", model.name, "sink", "mode")
     where = f" ({file}:{line})" if file else ""

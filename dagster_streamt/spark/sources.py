@@ -16,7 +16,9 @@ from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..spec.source import STREAMABLE_FORMATS
+from ..spec.topics import topic_folder
 from .errors import ModelRunError, missing_format, missing_format_hint
+from .source_schema import declared_ddl, resolve
 
 CORRUPT = "_corrupt_record"
 LOCATOR = "_source_locator"  # file path (or topic/partition/offset) of each row, for quarantine
@@ -39,25 +41,6 @@ def can_stream(source: Source) -> bool:
     return source.resolved_format in STREAMABLE_FORMATS
 
 
-def _ddl(source: Source, *, streaming: bool) -> str | None:
-    """The declared columns as a Spark DDL schema; streams must declare every column's type."""
-    fmt = source.resolved_format
-    if fmt == "text":
-        return None  # text has a fixed schema: one `value` string column
-    if not source.columns:
-        if streaming and fmt in FILE_FORMATS:
-            raise ModelRunError(
-                f"source {source.name}: a {fmt} folder read as a stream needs `columns:` with a name and a "
-                "Spark SQL type each, because streams cannot infer a schema; e.g. "
-                "`columns: [{name: order_id, type: bigint}, {name: ts, type: timestamp}]`")
-        return None
-    untyped = [c.name for c in source.columns if not c.type]
-    if untyped and streaming and fmt in FILE_FORMATS:
-        raise ModelRunError(f"source {source.name}: columns {', '.join(untyped)} have no `type:`; a stream "
-                            "reads with the declared schema, so give each column a Spark SQL type")
-    return ", ".join(f"`{c.name}` {c.type or 'string'}" for c in source.columns)
-
-
 def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
     assert source.path is not None
     path = project.resolve_path(source.path)
@@ -78,6 +61,13 @@ def _kafka_options(project: Project, source: Source) -> dict[str, str]:
     return opts
 
 
+def _kafka_only(option: str) -> bool:
+    """Options that only mean something to a broker (offsets, consumer settings), not to a folder."""
+    return option.startswith("kafka.") or option in ("subscribe", "subscribePattern", "assign", "startingOffsets",
+                                                       "endingOffsets", "failOnDataLoss", "maxOffsetsPerTrigger",
+                                                       "minOffsetsPerTrigger", "includeHeaders", "groupIdPrefix")
+
+
 def read_source(spark: SparkSession, project: Project, source: Source, *, streaming: bool) -> SourceRead:
     """Read ``source``; raise :class:`ModelRunError` naming the source and the fix on bad config."""
     fmt = source.resolved_format
@@ -87,28 +77,36 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
     if not streaming and fmt == "rate":
         raise ModelRunError(f"source {source.name}: a rate source only exists as a stream; read it from a "
                             "`materialized: stream` model")
-    ddl = _ddl(source, streaming=streaming)
+    folder = topic_folder(project, source.topic) if fmt == "kafka" and source.topic else None
+    if folder is not None:  # local mode: the topic is a folder of JSON-lines files
+        fmt = "json"
+        folder.mkdir(parents=True, exist_ok=True)
     reader = spark.readStream if streaming else spark.read
-    options = dict(source.options)
+    options = {k: v for k, v in source.options.items() if folder is None or not _kafka_only(k)}
     permissive = fmt in PERMISSIVE and options.get("mode", "PERMISSIVE").upper() == "PERMISSIVE"
     if fmt == "csv":
         options.setdefault("header", "true")
-    if permissive:
-        options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
-        if ddl:
-            ddl += f", `{CORRUPT}` string"
     try:
+        location = str(folder) if folder is not None else \
+            _file_path(project, source, streaming=streaming) if fmt in FILE_FORMATS else None
+        read_options = {**_kafka_options(project, source), **options} if fmt == "kafka" else options
+        ddl = declared_ddl(source) or resolve(spark, project, source, fmt, location, read_options,
+                                              streaming=streaming)
+        if permissive:
+            options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
+            if ddl:
+                ddl += f", `{CORRUPT}` string"
         if fmt == "kafka":
-            df = reader.format("kafka").options(**{**_kafka_options(project, source), **options}).load()
+            df = reader.format("kafka").options(**read_options).load()
             return _parse_kafka(source, df, ddl)
         if fmt == "table":
             assert source.table is not None
             df = reader.options(**options).table(source.table)
         else:
             r = reader.format(fmt).options(**options)
-            if ddl and fmt != "rate":
+            if ddl and fmt not in ("rate", "text"):
                 r = r.schema(ddl)
-            df = r.load() if fmt in ("rate", "jdbc") else r.load(_file_path(project, source, streaming=streaming))
+            df = r.load() if fmt in ("rate", "jdbc") else r.load(location)
     except ModelRunError:
         raise
     except Exception as exc:

@@ -165,4 +165,5 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,
+        arrival_lag_s=s.arrival_lag_s,
         sql=started.sql)

@@ -118,15 +118,28 @@ NO_SPARK_WRITER = {"http-sink": "Spark has no HTTP writer; export to files or a 
                                 "or POST rows from a Python step downstream"}
 
 
+def _connector_key(sink: SinkConfig, model: str) -> tuple[str, ...]:
+    build = _CONNECTORS.get((sink.connector or "").lower())
+    return build(dict(sink.config), model).key if build is not None else ()
+
+
 def _unused(config: dict[str, Any], used: set[str]) -> tuple[str, ...]:
     return tuple(sorted(k for k in config if k not in used
                         and (k in _CONNECT_ONLY or k.startswith(_CONNECT_ONLY_PREFIXES) or "." in k)))
 
 
-def sink_target(sink: SinkConfig, model: str) -> SinkTarget:
-    """What Spark writes for ``sink``: our own ``format``/``path``/``options`` win over a connector."""
+LOCAL_CONNECT = "_connect"  # local mode: where Kafka Connect sinks write instead of their external system
+
+
+def sink_target(sink: SinkConfig, model: str, local_dir: str | None = None) -> SinkTarget:
+    """What Spark writes for ``sink``: our own ``format``/``path``/``options`` win over a connector. In
+    local mode (``local_dir``: topics are folders, there is no Connect cluster either) a connector writes
+    JSON files to ``<local_dir>/_connect/<model>/`` instead of its external system."""
     if sink.connector is None or sink.format is not None:
         return SinkTarget(sink.format or "parquet", sink.path, dict(sink.options), tuple(sink.key or ()))
+    if local_dir is not None:
+        key = tuple(sink.key or ()) or _connector_key(sink, model)
+        return SinkTarget("json", f"{local_dir.rstrip('/')}/{LOCAL_CONNECT}/{model}", {}, key)
     kind = sink.connector.lower()
     if kind in NO_SPARK_WRITER:
         return SinkTarget(kind, error=f"connector {sink.connector!r}: {NO_SPARK_WRITER[kind]}")

@@ -22,7 +22,7 @@ def _jaas_quote(value: str) -> str:
 
 def kafka_client_options(kafka: KafkaRuntime, root: Path) -> dict[str, str]:
     """``kafka.*`` options for Spark; PEM files are read relative to the project folder ``root``."""
-    opts = {"kafka.bootstrap.servers": kafka.bootstrap_servers}
+    opts = {"kafka.bootstrap.servers": kafka.bootstrap_servers} if kafka.bootstrap_servers else {}
     if kafka.security_protocol:
         opts["kafka.security.protocol"] = kafka.security_protocol
     mechanism = (kafka.sasl_mechanism or ("PLAIN" if kafka.sasl_username else "")).upper()

@@ -78,7 +78,7 @@ class _Loader:
         self.environ = environ
         self.hashes: dict[str, str] = {}
         self.resolver: EnvResolver
-        self.missing: list[tuple[str, str, int]] = []
+        self.missing: list[tuple[str, str, int, tuple[str | int, ...]]] = []  # (variable, file, line, key path)
         self.notes: dict[KeyMeaning, list[tuple[str, int]]] = {}  # streamt keys with no effect, where used
         self.legacy: dict[str, list[tuple[str, str, int]]] = {}  # streamt materialization -> models using it
         self.inferred: dict[str, str] = {}  # model -> why its materialization was inferred from the YAML
@@ -218,7 +218,7 @@ class _Loader:
                     continue
                 locations[(kind, name)] = loc
                 typed[section][name] = obj
-        self._missing_summary()
+        self._missing_summary(runtime)
         self._emit_notes()
         for section in SECTIONS:
             typed[section] = dict(sorted(typed[section].items()))
@@ -314,7 +314,7 @@ class _Loader:
                                    "be sent", file=loc.file, line=line, severity=Severity.WARNING,
                                    hint=f"export {name} (or add it to .env) where the pipeline runs")
                 elif unused is None:
-                    self.missing.append((name, loc.file, line))
+                    self.missing.append((name, loc.file, line, (*loc.base, *path)))
                 else:
                     self.diags.add("STR030", f"environment variable {name} is not set (used by `{unused.pattern}`, "
                                    "which has no effect on Spark)", file=loc.file, line=line,
@@ -325,9 +325,19 @@ class _Loader:
 
         return walk_strings(raw, (), fn)
 
-    def _missing_summary(self) -> None:
-        names = sorted({m[0] for m in self.missing})
-        for name, file, line in self.missing:
+    def _missing_summary(self, runtime: Runtime) -> None:
+        local = runtime.kafka is not None and runtime.kafka.local_dir is not None
+        missing = []
+        for name, file, line, path in self.missing:
+            if local and _broker_only(path):
+                used = ".".join(map(str, path))
+                self.diags.add("STR030", f"environment variable {name} is not set (used by `{used}`, which local mode, "
+                               "runtime.kafka.local_dir, does not use)", file=file, line=line,
+                               severity=Severity.NOTE, hint="set it where the project runs against Kafka")
+            else:
+                missing.append((name, file, line))
+        names = sorted({m[0] for m in missing})
+        for name, file, line in missing:
             self.diags.add("STR030", f"environment variable {name} is not set",
                            file=file, line=line,
                            hint=f"export it or add it to .env (missing: {', '.join(names)}); "
@@ -432,6 +442,13 @@ class _Loader:
             if kind == "string_pattern_mismatch" and loc and loc[-1] == "name":
                 hint = NAME_HINT
             self.diags.add("STR012", f"{what}: {dotted}: {msg}", file=use.file, line=line, hint=hint)
+
+
+def _broker_only(path: tuple[str | int, ...]) -> bool:
+    """Settings local mode does not use: the broker's connection and Kafka Connect connectors."""
+    keys = tuple(str(p) for p in path if not isinstance(p, int))
+    return (keys[:2] == ("runtime", "kafka") and keys[2:3] != ("local_dir",)) or (
+        keys[:1] == ("models",) and ("connector" in keys or keys[1:3] in (("sink", "config"), ("advanced", "sink"))))
 
 
 def _test_on_source(raw: dict[str, Any], typed: dict[str, dict[str, Any]]) -> dict[str, Any]:

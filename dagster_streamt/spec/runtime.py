@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .base import CommaList, Strict, stringify_options
 
@@ -52,9 +52,13 @@ class OpenLineageRuntime(Strict):
 
 
 class KafkaRuntime(Strict):
-    """streamt's Kafka block; its security settings become Spark Kafka client options."""
+    """streamt's Kafka block; its security settings become Spark Kafka client options.
 
-    bootstrap_servers: CommaList
+    ``local_dir`` (ours) replaces the broker on a laptop or in tests: each topic is the folder
+    ``<local_dir>/<topic>/`` of JSON-lines files, relative to the project."""
+
+    bootstrap_servers: CommaList | None = None
+    local_dir: str | None = None
     bootstrap_servers_internal: CommaList | None = None
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] | None = None
     sasl_mechanism: str | None = None
@@ -69,6 +73,12 @@ class KafkaRuntime(Strict):
     @classmethod
     def _stringify(cls, v: Any) -> Any:
         return stringify_options(v)
+
+    @model_validator(mode="after")
+    def _where(self) -> KafkaRuntime:
+        if self.bootstrap_servers is None and self.local_dir is None:
+            raise ValueError("give `bootstrap_servers` (a Kafka cluster) or `local_dir` (topics as local folders)")
+        return self
 
 
 class RegistrySsl(Strict):

@@ -1,0 +1,108 @@
+"""A stream model also writes its topic (streamt's topic and flink models do), so consumers of the
+topic keep working when the project moves to Spark.
+
+The topic gets the model's stored output, read back as a stream with a checkpoint of its own:
+exactly the rows that are new since the last run, once. In local mode (``runtime.kafka.local_dir``)
+a topic is a folder of JSON-lines files, written per micro-batch under names made from the batch id,
+so a replayed batch replaces its files instead of adding them; with a broker, Spark's Kafka sink
+writes JSON values keyed by the model's ``key:`` (at least once, as Kafka producers are). A stream
+whose result is rewritten each run (an aggregation without a window) publishes its current rows once
+per run: read such a topic as an upsert stream, latest value per key.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..spec.kafka import kafka_client_options
+from ..spec.models import Model
+from ..spec.topics import model_topic, topic_folder
+from .context import RunContext
+from .errors import ModelRunError
+from .output import OUT_METRIC
+from .progress import summarize
+from .stream import checkpoint_lock
+
+
+def _keyed(df: DataFrame, key: list[str]) -> DataFrame:
+    """Kafka's ``value`` (JSON of the row) and ``key`` (the key column, or JSON of several)."""
+    cols = [F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])).alias("value")]
+    if len(key) == 1:
+        cols.append(F.col(f"`{key[0]}`").cast("string").alias("key"))
+    elif key:
+        cols.append(F.to_json(F.struct(*[F.col(f"`{k}`") for k in key])).alias("key"))
+    return df.select(*cols)
+
+
+def _replace_parts(written: Path, folder: Path, prefix: str) -> None:
+    """Move the JSON part files of one write into ``folder`` as ``<prefix>-NNNNN.json`` (a replay of the
+    same batch replaces its earlier files); the files appear whole (rename), never half written."""
+    for old in folder.glob(f"{prefix}-*.json"):
+        old.unlink()
+    for i, part in enumerate(sorted(written.glob("part-*.json"))):
+        os.replace(part, folder / f"{prefix}-{i:05d}.json")
+    shutil.rmtree(written, ignore_errors=True)
+    if written.parent.is_dir() and not any(written.parent.iterdir()):
+        written.parent.rmdir()
+
+
+@dataclass(frozen=True)
+class _TopicFiles:
+    """foreachBatch writing a micro-batch into a local topic folder; picklable for Spark Connect."""
+
+    folder: str
+    query: str
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        folder = Path(self.folder)
+        staging = folder.parent / f".{folder.name}.staging" / f"{self.query}-{batch_id}"
+        shutil.rmtree(staging, ignore_errors=True)
+        batch.write.mode("overwrite").json(str(staging))
+        _replace_parts(staging, folder, f"part-{self.query}-{batch_id:012d}")
+
+
+def publish_topic(ctx: RunContext, model: Model) -> int | None:
+    """Write what the model added this run to its topic; the number of rows published (None: no topic)."""
+    topic = model_topic(ctx.project, model)
+    if topic is None:
+        return None
+    entry = ctx.warehouse.read_entry(model.name)
+    if entry is None or entry.schema() is None:
+        raise ModelRunError(f"model {model.name}: nothing stored to publish to topic {topic}", model.name)
+    folder = topic_folder(ctx.project, topic)
+    kafka = ctx.project.runtime.kafka
+    assert kafka is not None
+    if entry.layout != "stream":  # the whole current result, once per run
+        location = ctx.warehouse.table_location(model.name)
+        df = ctx.spark.read.format(entry.format).options(**entry.options).schema(entry.schema()).load(str(location))
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{Path(str(location)).name}"
+            df.write.mode("overwrite").json(str(staging))
+            _replace_parts(staging, folder, f"snapshot-{model.name}-{Path(str(location)).name}")
+        else:
+            _keyed(df, model.key_columns).write.format("kafka").options(
+                **kafka_client_options(kafka, ctx.project.root), topic=topic).save()
+        return df.count()
+    name = f"{model.name}__topic"
+    checkpoint = ctx.paths.checkpoint(name)
+    with checkpoint_lock(ctx, name, "topic publication"):
+        data = ctx.warehouse.data_dir(model.name)
+        stream = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.schema())
+                  .load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
+        else:
+            writer = _keyed(stream, model.key_columns).writeStream.format("kafka").options(
+                **kafka_client_options(kafka, ctx.project.root), topic=topic)
+        query = (writer.queryName(f"{name}__{ctx.run_id}").option("checkpointLocation", str(checkpoint))
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+    return summarize(query.recentProgress, OUT_METRIC).rows_written

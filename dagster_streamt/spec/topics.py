@@ -1,0 +1,40 @@
+"""Kafka topics of a project: which topic a model publishes, and where a topic lives in local mode.
+
+With ``runtime.kafka.local_dir`` every topic is the folder ``<local_dir>/<topic>/`` of JSON-lines
+files (relative to the project), so a streamt project runs on a laptop or in tests without a broker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .models import Model
+from .project import Project
+
+
+def local_dir(project: Project) -> str | None:
+    """``runtime.kafka.local_dir`` as written (relative to the project), or None with a broker."""
+    kafka = project.runtime.kafka
+    return kafka.local_dir if kafka is not None else None
+
+
+def local_topics(project: Project) -> Path | None:
+    """The folder holding local topics, or None when topics live on a broker."""
+    kafka = project.runtime.kafka
+    if kafka is None or kafka.local_dir is None:
+        return None
+    return project.resolve_path(kafka.local_dir)
+
+
+def topic_folder(project: Project, topic: str) -> Path | None:
+    root = local_topics(project)
+    return None if root is None else root / topic
+
+
+def model_topic(project: Project, model: Model) -> str | None:
+    """The topic a stream model also writes (streamt's behaviour), when the project uses Kafka:
+    ``advanced.topic.name`` or the older ``topic.name``, else the model name."""
+    if project.runtime.kafka is None or model.materialized != "stream":
+        return None
+    settings = model.topic_settings
+    return settings.name if settings is not None and settings.name else model.name
