@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from dagster_streamt.lineage.column_parse import WINDOW_PLACEHOLDER, rewrite_window_calls
+from dagster_streamt.sql.normalize import normalize, restore
 from dagster_streamt.lineage.columns import (
     ColumnEdge,
     ColumnRef,
@@ -124,10 +124,14 @@ def test_union_chain_does_not_recurse_per_branch() -> None:
 
 def test_window_call_rewrite_only_touches_calls() -> None:
     sql = "SELECT 'window(' AS s, `window`, window (ts, '1 hour') FROM t WINDOW w AS (PARTITION BY a)"
-    assert rewrite_window_calls(sql) == (
-        f"SELECT 'window(' AS s, `window`, {WINDOW_PLACEHOLDER} (ts, '1 hour') FROM t WINDOW w AS (PARTITION BY a)"
+    assert normalize(sql).text == (
+        "SELECT 'window(' AS s, `window`, __streamt_window (ts, '1 hour') FROM t WINDOW w AS (PARTITION BY a)"
     )
-    assert rewrite_window_calls("SELECT a FROM t") == "SELECT a FROM t"
+    assert normalize("SELECT a FROM t").text == "SELECT a FROM t"
+    import sqlglot
+
+    tree = restore(sqlglot.parse_one(normalize(sql).text, read="spark"))
+    assert "window(ts, '1 hour')" in tree.sql("spark").lower()
 
 
 def test_declared_columns_for_select_star_over_unknown_source() -> None:

@@ -2,9 +2,11 @@
 
 streamt: ``from:`` without ``sql:`` is a sink; a Gateway virtual topic is a view; everything else is
 a topic (stateless SELECT/WHERE) or a Flink job (windows, aggregations, joins), both continuous. On
-Spark both are ``stream`` models, with state when the SQL has it. One Spark-specific rule: a model
-whose inputs cannot be read as streams (JDBC sources, table models) is a ``table``, because a stream
-needs at least one streaming input. Partitioned models are tables.
+Spark both are ``stream`` models, with state when the SQL has it. Two Spark-specific rules make a
+``table`` instead: a model whose inputs cannot be read as streams (JDBC sources, table models), as a
+stream needs a streaming input; and a regular join of two streams (no time bound, not temporal),
+whose result Flink keeps updating forever and Spark recomputes from all the data each run.
+Partitioned models are tables.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ def _infer(model: Model, cm: CompiledModel, project: Project, resolved: dict[str
     what = cm.features.describe() if cm.features is not None else "SQL"
     if not streaming and (cm.sources or cm.refs):
         return "table", f"{what}; no input can be read as a stream"
+    if cm.features is not None and "join" in cm.features.joins and len(streaming) > 1:
+        # Flink keeps both sides forever and updates the result; Spark recomputes it from all the data
+        return "table", f"{what} of two streams without a time bound; recomputed each run"
     stateful = cm.features is not None and cm.features.stateful
     return "stream", f"{what}; with state" if stateful else what
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from dagster_streamt.lineage.column_parse import SPARK_TIME_WINDOW_FUNCS
 from dagster_streamt.lineage.column_scope import (
     DIRECT,
     NO,
@@ -39,11 +38,14 @@ _ANON_AGGS = frozenset(
 # sqlglot models these window functions as AggFunc, but they pick a row's value, not aggregate.
 _VALUE_PICKERS: tuple[type, ...] = (exp.Lag, exp.Lead, exp.NthValue, exp.FirstValue, exp.LastValue)
 
+# Spark time-window functions (the front end restores their names after parsing).
+TIME_WINDOW_FUNCS = {"window": "window", "session_window": "session_window"}
+
 
 def is_time_window(node: exp.Expr) -> str | None:
     """Output name of Spark's ``window(...)``/``session_window(...)`` call, else None."""
     if isinstance(node, exp.Anonymous):
-        return SPARK_TIME_WINDOW_FUNCS.get(node.name.lower())
+        return TIME_WINDOW_FUNCS.get(node.name.lower())
     return None
 
 

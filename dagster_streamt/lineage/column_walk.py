@@ -14,7 +14,6 @@ from typing import NamedTuple
 from sqlglot import exp
 
 from dagster_streamt.lineage.column_exprs import ExprWalker, is_agg, is_time_window
-from dagster_streamt.lineage.column_parse import WINDOW_PLACEHOLDER
 from dagster_streamt.lineage.column_scope import (
     DIRECT,
     EMPTY,
@@ -33,6 +32,7 @@ from dagster_streamt.lineage.column_scope import (
     compose,
     normalize,
 )
+from dagster_streamt.sql.normalize import TVF_NAMES
 
 # relation name -> (canonical name, columns or None when unknown); None when not a model/source
 Catalog = Callable[[str], tuple[str, list[str] | None] | None]
@@ -297,7 +297,7 @@ class ModelWalker(ExprWalker):
             return ["col"]
         # Spark names it after its SQL text; ours may differ in case/spacing, so the caller warns
         # when such a name reaches the model's output.
-        text = e.sql(dialect="spark").replace(WINDOW_PLACEHOLDER.upper(), "window")
+        text = e.sql(dialect="spark")
         self.approximated.add(text)
         return [text]
 
@@ -366,6 +366,10 @@ class ModelWalker(ExprWalker):
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             rel = self._table(node, scope)
             alias = alias or node.name
+        elif isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) \
+                and str(node.this.this).upper() in TVF_NAMES:
+            rel, base = self._window_tvf(node.this, scope)
+            alias = alias or base
         elif isinstance(node, exp.Subquery):
             rel = self.query(node.this, scope.parent, scope.ctes)
         elif isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery):
@@ -388,6 +392,21 @@ class ModelWalker(ExprWalker):
             return DerivedRel(rel.items, rel.passthrough, rel.dataset, alias)
         rel.alias = alias
         return rel
+
+    def _window_tvf(self, call: exp.Anonymous, scope: Scope) -> tuple[Rel, str]:
+        """Flink's ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...))``: t's columns plus ``window_start``,
+        ``window_end`` and ``window_time``, each derived from the time column."""
+        args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
+        data = args[0] if args else None
+        base_name = data.name if isinstance(data, exp.Column) else ""
+        base = self._table(exp.to_table(base_name), scope) if base_name else _Opaque("tvf")
+        descriptor = args[1] if len(args) > 1 else None
+        ts = descriptor.expressions[0] if isinstance(descriptor, exp.Anonymous) and descriptor.expressions else None
+        found = base.lookup(ts.name) if isinstance(ts, exp.Column) else None
+        derived = frozenset((r, c, t, "TRANSFORMATION") for r, c, t, _ in (found or ()))
+        cols = star_items(base)
+        items = [*(cols or []), *((n, derived) for n in ("window_start", "window_end", "window_time"))]
+        return DerivedRel(items, None if cols is not None else [base], base.dataset), base_name
 
     def _table(self, node: exp.Table, scope: Scope) -> Rel:
         name = node.name

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 
 import sqlglot
 
-from dagster_streamt.lineage.column_parse import parse_query
 from dagster_streamt.lineage.column_scope import Edges
 from dagster_streamt.lineage.column_types import (
     FORMAT_VERSION,
@@ -29,6 +28,7 @@ from dagster_streamt.lineage.column_types import (
     ProjectColumnLineage,
 )
 from dagster_streamt.lineage.column_walk import ModelWalker
+from dagster_streamt.sql import parse_query
 
 __all__ = [
     "ColumnEdge",
@@ -106,10 +106,9 @@ def _analyze_model(
     if not isinstance(sql, str):
         walker.warn("model has no SQL; column lineage unknown")
         return _fallback(name, declared_list, walker), declared_list or None
-    try:
-        query = parse_query(sql)
-    except Exception as exc:  # ValueError by contract; anything else is still a parse failure
-        walker.warn(f"could not parse SQL ({exc}); column lineage unknown")
+    query = parse_query(sql).tree
+    if query is None:
+        walker.warn(f"could not parse SQL ({parse_query(sql).error}); column lineage unknown")
         return _fallback(name, declared_list, walker), declared_list or None
     try:
         rel = walker.query(query, None, {})

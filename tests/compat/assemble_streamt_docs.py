@@ -1,12 +1,13 @@
 """Rebuild the ``docs_*`` streamt projects from a checkout of github.com/conduktor/streamt.
 
-Five pages of streamt's documentation walk the reader through a whole project, one file per
-```yaml title="path"``` block. This script turns each page into a project folder: every titled
-yaml block becomes the file at that path, byte for byte (the block's lines, newline-terminated).
+Pages of streamt's documentation walk the reader through a whole project, one file per
+```yaml title="path"``` block (guides name the file in the sentence before the block: "Create
+`models/x.yml`:"). This script turns each page into a project folder: every such yaml block becomes
+the file at that path, byte for byte (the block's lines, newline-terminated).
 
     python tests/compat/assemble_streamt_docs.py /tmp/streamt [OUT_DIR]
 
-OUT_DIR defaults to ``tests/compat/streamt_projects``. Only the ``docs_*`` folders are rewritten.
+OUT_DIR defaults to ``tests/compat/streamt_projects``. Only the folders in ``PAGES`` are rewritten.
 A path that appears twice in one page is an error unless ``DUPLICATE_POLICY`` says what a reader
 would end up with (none of the five pages needs an entry at commit 0cd7a3b).
 """
@@ -24,6 +25,10 @@ PAGES: dict[str, str] = {
     "docs_payments": "docs/examples/payments.md",
     "docs_quickstart": "docs/getting-started/quickstart.md",
     "docs_first_pipeline": "docs/getting-started/first-pipeline.md",
+    # guides name each file in the sentence before its block: "Create `models/orders_clean.yml`:"
+    "guide_windowed": "docs/guides/windowed-aggregations.md",
+    "guide_joins": "docs/guides/stream-joins.md",
+    "guide_cdc": "docs/guides/cdc-pipelines.md",
 }
 
 # (page, path) -> "replace" (the later block wins) or "append" (blocks are concatenated).
@@ -61,6 +66,8 @@ runtime:
 
 FENCE_OPEN = re.compile(r'^(?P<indent>[ \t]*)```ya?ml\b[^\n]*?\btitle="(?P<title>[^"]+)"')
 FENCE_CLOSE = re.compile(r"^[ \t]*```[ \t]*$")
+UNTITLED_OPEN = re.compile(r"^(?P<indent>[ \t]*)```ya?ml[ \t]*$")
+CREATE = re.compile(r"Create `(?P<path>[\w./-]+\.ya?ml)`:\s*$")
 
 
 def titled_blocks(markdown: str) -> list[tuple[int, str, str]]:
@@ -70,7 +77,12 @@ def titled_blocks(markdown: str) -> list[tuple[int, str, str]]:
     i = 0
     while i < len(lines):
         match = FENCE_OPEN.match(lines[i])
-        if match is None:
+        title = match.group("title") if match else None
+        if match is None and UNTITLED_OPEN.match(lines[i]):  # "Create `path`:" on the last text line before
+            before = next((text for text in reversed(lines[:i]) if text.strip()), "")
+            created = CREATE.search(before)
+            match, title = (UNTITLED_OPEN.match(lines[i]), created.group("path")) if created else (None, None)
+        if match is None or title is None:
             i += 1
             continue
         indent = match.group("indent")
@@ -78,7 +90,7 @@ def titled_blocks(markdown: str) -> list[tuple[int, str, str]]:
         while j < len(lines) and not FENCE_CLOSE.match(lines[j]):
             j += 1
         body = [line[len(indent) :] if line.startswith(indent) else line.lstrip() for line in lines[i + 1 : j]]
-        found.append((i + 1, match.group("title"), "".join(f"{line}\n" for line in body)))
+        found.append((i + 1, title, "".join(f"{line}\n" for line in body)))
         i = j + 1
     return found
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,11 @@ LOCAL_ENV = "runtime:\n  kafka:\n    local_dir: topics\n"
 
 def _ts(rng: random.Random, minutes: int = 60) -> str:
     return (START + timedelta(seconds=rng.randrange(minutes * 60))).isoformat()
+
+
+def _recent(rng: random.Random) -> str:
+    """A time in the last three minutes (for projects whose tests check freshness)."""
+    return (datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=rng.randrange(180))).isoformat()
 
 
 def payments_example(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]:
@@ -54,7 +59,8 @@ def docs_ecommerce(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]
     products = [{"product_id": f"sku{i}", "name": f"Product {i}", "category": rng.choice(["books", "toys"]),
                  "subcategory": "misc", "price": round(rng.uniform(5, 50), 2), "brand": "acme"} for i in range(6)]
     events = [{
-        "event_id": f"e{i}", "session_id": f"s{rng.randrange(10)}", "user_id": rng.choice([None, f"u{rng.randrange(5)}"]),
+        "event_id": f"e{i}", "session_id": f"s{rng.randrange(10)}",
+        "user_id": rng.choice([None, f"u{rng.randrange(5)}"]),
         "anonymous_id": f"a{rng.randrange(20)}", "event_type": rng.choice(["page_view", "click", "add_to_cart",
                                                                            "purchase", "search", "hover"]),
         "page_url": f"/p/{rng.randrange(6)}", "referrer_url": None, "product_id": rng.choice([None, *[p["product_id"]
@@ -87,13 +93,50 @@ def docs_payments(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]
     return {"customers.profiles.v1": customers, "payments.raw.v1": payments}
 
 
+def guide_windowed(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]:
+    return {"orders.raw.v1": [{
+        "order_id": f"o{i}", "customer_id": f"c{rng.randrange(9)}", "amount": round(rng.uniform(-10, 500), 2),
+        "status": rng.choice(["pending", "confirmed", "shipped", "delivered", "returned"]),
+        "region": rng.choice(["EU", "US"]), "order_timestamp": _ts(rng, 180)} for i in range(n)]}
+
+
+def guide_joins(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]:
+    customers = [{"id": f"c{i}", "name": f"Customer {i}", "email": f"c{i}@example.com",
+                  "tier": rng.choice(["bronze", "gold", "platinum"]), "updated_at": START.isoformat()}
+                 for i in range(6)]
+    orders = [{"order_id": f"o{i}", "customer_id": f"c{6 if i % 25 == 0 else rng.randrange(6)}",
+               "amount": round(rng.uniform(5, 900), 2),
+               "order_timestamp": _ts(rng, 120)} for i in range(n)]
+    payments = [{"payment_id": f"pay{i}", "order_id": o["order_id"], "payment_method": "card",
+                 "payment_status": "captured", "payment_timestamp": (datetime.fromisoformat(o["order_timestamp"])
+                                                                     + timedelta(minutes=rng.randrange(1, 30 * 60))
+                                                                     ).isoformat()}
+                for i, o in enumerate(orders) if i % 3]
+    return {"customers.cdc.v1": customers, "orders.raw.v1": orders, "payments.raw.v1": payments}
+
+
+def guide_cdc(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]:
+    def version(i: int) -> str:
+        return (START + timedelta(seconds=i)).isoformat()
+    customers = [{"id": f"c{i}", "name": f"Customer {i}", "email": f"c{i}@example.com", "tier": "gold",
+                  "created_at": START.isoformat(), "updated_at": version(i), "__deleted": i == 5} for i in range(6)]
+    products = [{"id": f"sku{i}", "name": f"P{i}", "category": "toys", "price": 10.0 + i, "inventory_count": 100,
+                 "updated_at": version(i), "__deleted": False} for i in range(4)]
+    orders = [{"id": f"o{i}", "customer_id": f"c{rng.randrange(6)}", "product_id": f"sku{rng.randrange(4)}",
+               "quantity": rng.randrange(1, 4), "total_amount": round(rng.uniform(10, 60), 2),
+               "status": rng.choice(["pending", "completed", "cancelled"]), "created_at": _recent(rng),
+               "updated_at": _recent(rng), "__deleted": False} for i in range(n)]
+    return {"cdc.public.customers": customers, "cdc.public.products": products, "cdc.public.orders": orders}
+
+
 def minimal_project(rng: random.Random, n: int) -> dict[str, list[dict[str, Any]]]:
     return {}
 
 
 GENERATORS: dict[str, Callable[[random.Random, int], dict[str, list[dict[str, Any]]]]] = {
     f.__name__: f for f in (payments_example, complete_project, docs_quickstart, docs_first_pipeline,
-                            docs_ecommerce, docs_iot, docs_payments, minimal_project)}
+                            docs_ecommerce, docs_iot, docs_payments, minimal_project, guide_windowed, guide_joins,
+                            guide_cdc)}
 
 
 def write_topics(root: Path, project: str, n: int = 200, seed: int = 7, part: str = "part-0") -> dict[str, list]:
