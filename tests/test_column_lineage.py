@@ -8,7 +8,6 @@ import sys
 
 import pytest
 
-from dagster_streamt.sql.normalize import normalize, restore
 from dagster_streamt.lineage.columns import (
     ColumnEdge,
     ColumnRef,
@@ -19,6 +18,7 @@ from dagster_streamt.lineage.columns import (
     analyze_columns,
     lineage_cache_key,
 )
+from dagster_streamt.sql.normalize import normalize, restore
 from tests.column_lineage_corpus import CASES, SOURCES, STG_SQL, Case
 
 
