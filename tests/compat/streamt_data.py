@@ -149,3 +149,14 @@ def write_topics(root: Path, project: str, n: int = 200, seed: int = 7, part: st
     (root / "environments").mkdir(exist_ok=True)
     (root / "environments" / "local.yml").write_text(LOCAL_ENV, encoding="utf-8")
     return records
+
+
+if __name__ == "__main__":  # python3 tests/compat/streamt_data.py <project folder> <project kind> [records]
+    import sys
+
+    if len(sys.argv) not in (3, 4) or sys.argv[2] not in GENERATORS:
+        raise SystemExit(f"usage: streamt_data.py PROJECT_DIR {{{','.join(sorted(GENERATORS))}}} [RECORDS]")
+    written = write_topics(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 200)
+    for topic, rows in sorted(written.items()):
+        print(f"{sys.argv[1]}/topics/{topic}/part-0.json: {len(rows)} records")
+    print(f"{sys.argv[1]}/environments/local.yml: runtime.kafka.local_dir = topics")
