@@ -31,7 +31,7 @@ from .spec.project import Project
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
 GRAPH_CACHE_FILE = "target/.streamt-graph.pickle"  # just the graph of a valid project: lineage answers fast
-_CACHE_VERSION = 6
+_CACHE_VERSION = 7
 
 
 @dataclass
@@ -136,11 +136,16 @@ def _write_cache(root: Path, key: str, loaded: LoadedProject) -> None:
         pass  # a read-only project still works, just without the warm cache
 
 
+def _parse_cache_version() -> str:
+    """Parse summaries are objects of this code: a changed dagster-streamt must not read old ones."""
+    return hashlib.sha256(f"{_CACHE_VERSION}:{__version__}:{_code_stamp()}".encode()).hexdigest()
+
+
 def _read_parse_cache(root: Path) -> dict[str, Any]:
     try:
         with (root / PARSE_CACHE_FILE).open("rb") as fh:
             version, cache = pickle.load(fh)
-        return cache if version == _CACHE_VERSION and isinstance(cache, dict) else {}
+        return cache if version == _parse_cache_version() and isinstance(cache, dict) else {}
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
         return {}
 
@@ -151,7 +156,7 @@ def _write_parse_cache(root: Path, cache: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         with tmp.open("wb") as fh:
-            pickle.dump((_CACHE_VERSION, cache), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((_parse_cache_version(), cache), fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
         pass

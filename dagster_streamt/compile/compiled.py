@@ -29,6 +29,7 @@ class CompiledModel:
     config_hash: str = ""  # the model's YAML settings (not description/owner/tags): code version input
     features: SqlFeatures | None = None  # windows, aggregations, joins: None when the SQL did not parse
     spark_sql: str | None = None  # the Flink SQL translated for Spark; None when Spark runs `sql` as written
+    time_columns: tuple[str, ...] = ()  # the columns windows and interval joins are computed on
     partition_vars: bool = False  # SQL uses {{ partition_start }} / {{ partition_end }}
 
     @property

@@ -121,6 +121,23 @@ class _Compiler:
             sources=tuple(sorted(rendered.sources & self.source_names)), from_=model.from_model,
             sql_hash=_hash(rendered.sql))
 
+    def default_watermark(self, cm: CompiledModel) -> None:
+        """A stream window (or interval join) whose inputs declare no event time gets a default watermark
+        on Spark: say so, since it decides when windows are written and which late rows are dropped."""
+        if cm.materialized != "stream" or not cm.time_columns:
+            return
+        p = self.project
+        timed = [s for s in cm.sources if s in p.sources and p.sources[s].event_time is not None]
+        timed += [m for m in cm.refs if m in p.event_columns]
+        if timed:
+            return
+        file, line = p.where("model", cm.name)
+        columns = ", ".join(f"`{c.split('.')[-1]}`" for c in cm.time_columns)
+        self.diags.add("STR045", f"model {cm.name!r}: no input declares an event time, so Spark watermarks "
+                       f"{columns} with streamt's default bound of 5 seconds", file=file, line=line,
+                       severity=Severity.NOTE, hint="declare `event_time: {column: ..., watermark: ...}` on the "
+                       "source to choose how late an event may be")
+
     def apply_parse(self, cm: CompiledModel, summary: ParseSummary) -> CompiledModel:
         if summary.error is not None:
             f, ln = self.sql_line(cm.name, summary.line)
@@ -138,7 +155,8 @@ class _Compiler:
             f, ln = self.sql_line(cm.name, 1)
             self.diags.add("SQL006", f"model {cm.name!r}: {note}", file=f, line=ln, severity=Severity.NOTE,
                            hint="nothing to do if the other side changes slowly; `streamt compile` shows the Spark SQL")
-        return replace(cm, output_columns=summary.columns, features=summary.features, spark_sql=summary.spark_sql)
+        return replace(cm, output_columns=summary.columns, features=summary.features, spark_sql=summary.spark_sql,
+                       time_columns=summary.time_columns)
 
 
 def config_hash(model: Model) -> str:
@@ -184,6 +202,8 @@ def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | Non
         parse_cache.update(summaries)
     models = {n: (compiler.apply_parse(cm, summaries[cm.sql_hash]) if cm.sql else cm) for n, cm in models.items()}
     inferred = infer_materializations(project, CompiledProject(models=models))
+    for cm in inferred.models.values():
+        compiler.default_watermark(cm)
     models = {n: replace(cm, config_hash=config_hash(project.models[n]), spark_sql=stream_sql(cm))
               for n, cm in inferred.models.items()}
     project.secrets |= compiler.resolver.secrets

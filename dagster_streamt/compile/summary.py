@@ -22,6 +22,7 @@ class ParseSummary:
     problems: tuple[Untranslatable, ...] = ()
     spark_sql: str | None = None  # the Flink SQL translated; None when Spark runs the SQL as written
     notes: tuple[str, ...] = ()  # what the translation changed in meaning (temporal joins)
+    time_columns: tuple[str, ...] = ()  # what windows and interval joins are computed on
 
 
 def _line_of(sql: str, word: str) -> int:
@@ -40,7 +41,7 @@ def summarize(sql: str) -> ParseSummary:
         problem = Untranslatable(exc.construct, _line_of(sql, exc.construct), str(exc))
         return ParseSummary(output_columns(parsed.tree), None, 0, features, (*parsed.problems, problem))
     return ParseSummary(output_columns(parsed.tree), None, 0, features, parsed.problems, translation.sql,
-                        translation.notes)
+                        translation.notes, translation.window_columns)
 
 
 def stream_sql(cm: CompiledModel) -> str | None:

@@ -35,6 +35,7 @@ CODES: dict[str, str] = {
     "STR042": "streamt key kept for compatibility, no effect on Spark",
     "STR043": "materialization inferred from the SQL",
     "STR044": "deprecated model version past its sunset date",
+    "STR045": "watermark defaulted on a window's time column",
     "STR050": "invalid cron expression",
     "STR051": "invalid regular expression",
     "STR060": "partition variables in an unpartitioned model",
