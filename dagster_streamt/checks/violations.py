@@ -477,10 +477,12 @@ def _record_progress(spark: SparkSession, project: Project, test: Test, parsed: 
         notes[a.label] = verdict
         if judged and not verdict.passed:
             assert progress is not None
-            rows.append(_summary(test.name, a.label, kind, None, at, {
-                "model": model, "processed_rows_per_second": progress.processed_rows_per_second,
-                "arrival_lag_seconds": progress.arrival_lag_s, "batches": progress.batches,
-                "rows_written": progress.rows_written, "message": verdict.message}))
+            detail = {"model": model, "processed_rows_per_second": progress.processed_rows_per_second,
+                      "batches": progress.batches, "rows_written": progress.rows_written,
+                      "message": verdict.message}
+            if isinstance(a.params, MaxLag):
+                detail["arrival_lag_seconds"] = progress.arrival_lag_s
+            rows.append(_summary(test.name, a.label, kind, None, at, detail))
     final = data / _test_rel(run_id, test.name) / _PROGRESS
     if rows:
         _store(_literal_frame(spark, rows), final, staging)
