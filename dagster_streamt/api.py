@@ -10,47 +10,22 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import pickle
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .compile.compiled import CompiledProject
+from .core.cache import read_cache, write_cache
+from .core.loaded import LoadedProject
 from .graph.build import build_graph
 from .graph.graph import Graph
-from .rules import check_rules
-from .schedules_check import check_schedules
-from .sinks_check import check_sinks
-from .spec.errors import Diagnostic, Diagnostics, ProjectError
+from .spec.errors import Diagnostics, ProjectError
 from .spec.loader import load_project, project_files, resolve_env_name
-from .spec.project import Project
 
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
 GRAPH_CACHE_FILE = "target/.streamt-graph.pickle"  # just the graph of a valid project: lineage answers fast
-_CACHE_VERSION = 7
-
-
-@dataclass
-class LoadedProject:
-    project: Project
-    compiled: CompiledProject
-    graph: Graph
-    diagnostics: list[Diagnostic]
-    from_cache: bool = False
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        """Errors that make the project unusable (governance findings are not among them)."""
-        return [d for d in self.diagnostics if d.blocks]
-
-    @property
-    def findings(self) -> list[Diagnostic]:
-        """Governance findings: ``streamt validate`` fails on them, everything else still works."""
-        return [d for d in self.diagnostics if d.is_error and d.is_governance]
+_CACHE_VERSION = 8
 
 
 def _code_stamp() -> str:
@@ -76,36 +51,29 @@ def _fingerprint(root: Path, env: str | None) -> tuple[str, dict[str, str]]:
     return digest.hexdigest(), hashes
 
 
-def _env_digest(used: dict[str, str | None]) -> str:
+def _env_digest(names: list[str]) -> str:
     digest = hashlib.sha256()
-    for name in sorted(used):
+    for name in sorted(names):
         digest.update(f"{name}={os.environ.get(name)}\n".encode())
     return digest.hexdigest()
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Unpickling a big cache creates millions of objects; the cyclic GC would rescan them again and
-    again (5x slower at 10,000 models). Nothing cyclic is garbage while we load."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+def _header(key: str, env_names: list[str]) -> tuple[str, list[str], str]:
+    """The project key and the values of the variables it read: a changed variable is a miss."""
+    return key, env_names, _env_digest(env_names)
+
+
+def _current(key: str) -> Callable[[object], bool]:
+    def accept(header: object) -> bool:
+        if not (isinstance(header, tuple) and len(header) == 3 and header[0] == key):
+            return False
+        return bool(_env_digest(list(header[1])) == header[2])
+    return accept
 
 
 def _read_cache(root: Path, key: str) -> LoadedProject | None:
-    path = root / CACHE_FILE
-    try:
-        with path.open("rb") as fh:
-            stored_key, env_names, env_digest = pickle.load(fh)  # a small header: check before the payload
-            if stored_key != key or _env_digest(dict.fromkeys(env_names)) != env_digest:
-                return None
-            with gc_paused():
-                loaded: LoadedProject = pickle.load(fh)
-    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+    loaded = read_cache(root / CACHE_FILE, _current(key))
+    if not isinstance(loaded, LoadedProject):
         return None
     loaded.project.root = root
     loaded.from_cache = True
@@ -113,27 +81,12 @@ def _read_cache(root: Path, key: str) -> LoadedProject | None:
 
 
 def _write_cache(root: Path, key: str, loaded: LoadedProject) -> None:
-    path = root / CACHE_FILE
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            os.chmod(tmp, 0o600)  # may hold interpolated secrets: owner-only
-            names = sorted(loaded.project.env_used)
-            pickle.dump((key, names, _env_digest(dict.fromkeys(names))), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump(loaded, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-        gpath = root / GRAPH_CACHE_FILE
-        if loaded.errors:
-            gpath.unlink(missing_ok=True)
-        else:
-            gtmp = gpath.with_suffix(f".{os.getpid()}.tmp")
-            with gtmp.open("wb") as fh:
-                pickle.dump((key, names, _env_digest(dict.fromkeys(names))), fh, protocol=pickle.HIGHEST_PROTOCOL)
-                pickle.dump(loaded.graph, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(gtmp, gpath)
-    except OSError:
-        pass  # a read-only project still works, just without the warm cache
+    header = _header(key, sorted(loaded.project.env_used))
+    write_cache(root / CACHE_FILE, header, loaded, private=True)  # may hold interpolated secrets: owner-only
+    if loaded.errors:
+        (root / GRAPH_CACHE_FILE).unlink(missing_ok=True)
+    else:
+        write_cache(root / GRAPH_CACHE_FILE, header, loaded.graph)
 
 
 def _parse_cache_version() -> str:
@@ -142,24 +95,13 @@ def _parse_cache_version() -> str:
 
 
 def _read_parse_cache(root: Path) -> dict[str, Any]:
-    try:
-        with (root / PARSE_CACHE_FILE).open("rb") as fh:
-            version, cache = pickle.load(fh)
-        return cache if version == _parse_cache_version() and isinstance(cache, dict) else {}
-    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
-        return {}
+    version = _parse_cache_version()
+    cache = read_cache(root / PARSE_CACHE_FILE, lambda stored: stored == version)
+    return cache if isinstance(cache, dict) else {}
 
 
 def _write_parse_cache(root: Path, cache: dict[str, Any]) -> None:
-    path = root / PARSE_CACHE_FILE
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump((_parse_cache_version(), cache), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_cache(root / PARSE_CACHE_FILE, _parse_cache_version(), cache)
 
 
 def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = True) -> LoadedProject:
@@ -186,8 +128,8 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
 
 
 def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> LoadedProject:
-    from .checks.validate import check_tests
     from .compile.compiler import compile_project  # sqlglot and Jinja: only needed on a cache miss
+    from .validation import validate
 
     project, diags = load_project(root, env)
     if project is None:
@@ -199,35 +141,8 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
     diags.extend(cdiags)
     graph, gdiags = build_graph(project, compiled)
     diags.extend(gdiags)
-    diags.extend(check_rules(project, graph))
-    diags.extend(check_schedules(project, graph))
-    diags.extend(check_sinks(project, graph))
     loaded = LoadedProject(project, compiled, graph, diags.items)
-    inferred = None
-    if any("accepted_types" in a for t in project.tests.values() for a in t.assertions) and not diags.has_blocking:
-        from .lineage.project_columns import column_lineage, inferred_types
-
-        inferred = inferred_types(loaded, column_lineage(loaded))  # types through SELECT lists
-    diags.extend(check_tests(project, compiled, graph, inferred))
-    loaded.diagnostics = diags.items
-    sec = project.rules.security
-    if (sec.sensitive_columns_require_masking or sec.highly_sensitive_columns_require_encryption) \
-            and not diags.has_blocking:
-        from .lineage.project_columns import check_masking
-
-        unmasked, unencrypted = check_masking(loaded)
-        for exposure, model, column, origins in unmasked if sec.sensitive_columns_require_masking else []:
-            file, line = project.where("model", model)
-            diags.add("GOV302", f"model {model!r} passes sensitive column {column!r} (from {origins}) to exposure "
-                      f"{exposure!r} unmasked", file=file, line=line,
-                      hint=f"add `security: {{policies: [{{mask: {{column: {column}, method: hash}}}}]}}` to "
-                           f"{model!r} or stop selecting the column")
-        for exposure, model, column, origins in unencrypted if sec.highly_sensitive_columns_require_encryption else []:
-            file, line = project.where("model", model)
-            diags.add("GOV304", f"model {model!r} passes highly sensitive column {column!r} (from {origins}) to "
-                      f"exposure {exposure!r} without hashing or tokenizing it", file=file, line=line,
-                      hint=f"mask {column!r} with `method: hash` or `tokenize` in {model!r}")
-        loaded.diagnostics = diags.items
+    validate(loaded, diags)
     if key:
         for linemap in {id(loc.linemap): loc.linemap for loc in project.locations.values()}.values():
             linemap.compact()
@@ -242,15 +157,12 @@ def load_graph(project_dir: str | Path, env: str | None = None) -> Graph:
     env = resolve_env_name(env)
     try:
         key, _ = _fingerprint(root, env) if root.is_dir() else ("", {})
-        if key:
-            with (root / GRAPH_CACHE_FILE).open("rb") as fh:
-                stored_key, env_names, env_digest = pickle.load(fh)
-                if stored_key == key and _env_digest(dict.fromkeys(env_names)) == env_digest:
-                    with gc_paused():
-                        graph: Graph = pickle.load(fh)
-                    return graph
-    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
-        pass
+    except OSError:
+        key = ""
+    if key:
+        graph = read_cache(root / GRAPH_CACHE_FILE, _current(key))
+        if isinstance(graph, Graph):
+            return graph
     return load_or_raise(root, env).graph
 
 

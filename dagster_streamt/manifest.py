@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .api import LoadedProject
+from .core.files import atomic_write
+from .core.loaded import LoadedProject
 from .spec.envvars import Redactor
 
 MANIFEST_VERSION = 1
@@ -80,9 +80,7 @@ def write_manifest(loaded: LoadedProject, target: Path | None = None) -> Path:
     (target / "compiled").mkdir(parents=True, exist_ok=True)
     manifest = build_manifest(loaded)
     path = target / "manifest.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
     red = Redactor(loaded.project.secrets)
     wanted = set()
     for name, cm in loaded.compiled.models.items():

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from dagster_streamt.api import load
-from dagster_streamt.sinks_check import model_key
+from dagster_streamt.spec.connectors import model_key
 
 from .helpers import write_project
 

@@ -15,7 +15,6 @@ from .codes import TEST_CODES
 from .evaluate import check_max_lag, check_throughput
 from .results import AssertionResult, TestResult, severity_of
 from .sql import AssertionSql, TestSql, build_test_sql
-from .validate import check_tests
 
 _LAZY = {
     "run_test": "runner", "run_schema_test": "runner", "StreamProgress": "runner",
@@ -32,6 +31,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ALIASES", "ASSERTIONS", "CONTINUOUS_ONLY", "TEST_CODES", "VIOLATIONS_SCHEMA", "AssertionIssue",
     "AssertionResult", "AssertionSql", "ParsedAssertion", "StreamProgress", "TestResult", "TestSql",
-    "build_test_sql", "check_max_lag", "check_tests", "check_throughput", "evaluate_batch", "parse_assertions",
+    "build_test_sql", "check_max_lag", "check_throughput", "evaluate_batch", "parse_assertions",
     "run_schema_test", "run_test", "severity_of", "violations_frame",
 ]

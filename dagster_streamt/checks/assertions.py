@@ -31,7 +31,6 @@ from .params import (
     RowCount,
     Throughput,
     Unique,
-    parse_duration,
 )
 
 ASSERTIONS: dict[str, type[Params]] = {
@@ -173,5 +172,4 @@ __all__ = [
     "ALIASES", "ASSERTIONS", "CONTINUOUS_ONLY", "KNOWN_NAMES", "AcceptedTypes", "AcceptedValues", "AssertionIssue",
     "Bucket", "CustomSql", "Distribution", "ExpressionIsTrue", "Freshness", "MaxLag", "NotNull", "Params",
     "ParsedAssertion", "Range", "Relationships", "RowCount", "Throughput", "Unique", "parse_assertions",
-    "parse_duration",
 ]

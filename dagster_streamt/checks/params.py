@@ -15,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..core.durations import parse_duration
+
 Bound = int | float | datetime | date | str
 Scalar = str | int | float | bool | datetime | date
 
@@ -183,26 +185,6 @@ class RowCount(Params):
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"`min` ({self.min}) is greater than `max` ({self.max})")
         return self
-
-
-_UNITS = {
-    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1),
-    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600),
-    **dict.fromkeys(("d", "day", "days"), 86400),
-    **dict.fromkeys(("w", "week", "weeks"), 604800),
-}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$")
-
-
-def parse_duration(value: str | int | float) -> float:
-    """Seconds in '90s', '30m', '1h', '2d', '1 hour', '45 minutes' (or a bare number of seconds)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    m = _DURATION.match(str(value).lower())
-    if not m or m.group(2) not in _UNITS:
-        raise ValueError(f"cannot read duration {value!r}; write e.g. 45s, 30m, 1h, 2d or '1 hour'")
-    return float(m.group(1)) * _UNITS[m.group(2)]
 
 
 class Freshness(Params):

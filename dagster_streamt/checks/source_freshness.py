@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from ..core.durations import parse_duration
 from ..source_files import data_files, is_file_source, source_location
 from ..spec.models import Freshness, Source
 from ..spec.names import safe_identifier
 from ..spec.project import Project
-from .params import parse_duration
 from .results import AssertionResult, TestResult
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
+from ..core.files import atomic_write
 from ..spark.locks import FileLock
 from ..spark.paths import ProjectPaths, partition_folder
 from ..spark.results import ModelResult
@@ -95,15 +95,7 @@ def _test_rel(run_id: str, test: str) -> str:
 
 # -- small files: written atomically, so a crash leaves the old or the new content ----------------
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, json.dumps(data, sort_keys=True))
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
-from ..checks.params import parse_duration
+from ..core.durations import parse_duration
 from .common import guarded, load_or_exit, project_options
 
 

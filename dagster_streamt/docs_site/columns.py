@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import LoadedProject
+from ..core.loaded import LoadedProject
 from ..lineage.column_types import DIRECT_SUBTYPES, INDIRECT_SUBTYPES, ColumnEdge, ProjectColumnLineage
 from ..lineage.project_columns import ClassificationReport, inferred_types, propagate_classification
 from ..spec.envvars import Redactor

@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - PyYAML without libyaml
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
 
 from .. import __version__
-from ..api import LoadedProject
+from ..core.loaded import LoadedProject
 from ..graph.graph import Node
 from ..graph.select import SelectionError, select
 from ..lineage.column_types import ProjectColumnLineage

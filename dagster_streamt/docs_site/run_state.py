@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import LoadedProject
+from ..core.loaded import LoadedProject
 from ..instance_location import instance_dir
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..api import LoadedProject, gc_paused
+from ..core.cache import gc_paused
+from ..core.files import atomic_write
+from ..core.loaded import LoadedProject
 
 HERE = Path(__file__).parent
 STATIC, VENDOR = HERE / "static", HERE / "vendor"
@@ -44,13 +45,6 @@ class Generated:
     with_runs: bool
     seconds: float
     runs_error: str = ""
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _check_output(out: Path) -> None:
@@ -91,22 +85,22 @@ def write_site(payload: dict[str, Any], out: Path) -> tuple[Path, int]:
     """Write the site into ``out``; returns (index.html, size of the inlined data in bytes)."""
     _check_output(out)
     out.mkdir(parents=True, exist_ok=True)
-    _write(out / MARKER, b"written by `streamt docs generate`; the folder is rewritten on each run\n")
+    atomic_write(out / MARKER, b"written by `streamt docs generate`; the folder is rewritten on each run\n")
     for src in sorted(STATIC.iterdir()):
         if src.is_file() and src.name != "index.html":
-            _write(out / "assets" / src.name, src.read_bytes())
+            atomic_write(out / "assets" / src.name, src.read_bytes())
     for name in VENDOR_FILES:
-        _write(out / "assets" / "vendor" / name, (VENDOR / name).read_bytes())
+        atomic_write(out / "assets" / "vendor" / name, (VENDOR / name).read_bytes())
     chunk_of, texts = sql_chunks(payload["sql"])
     for n, text in enumerate(texts):
-        _write(out / "assets" / "sql" / f"{n}.js", text.encode("utf-8"))
+        atomic_write(out / "assets" / "sql" / f"{n}.js", text.encode("utf-8"))
     for stale in (out / "assets" / "sql").glob("*.js"):
         if not stale.stem.isdigit() or int(stale.stem) >= len(texts):
             stale.unlink()
     core = {k: v for k, v in payload.items() if k != "sql"}
     core["sql_chunk"] = chunk_of
     page = render_index(core)
-    _write(out / "index.html", page.encode("utf-8"))
+    atomic_write(out / "index.html", page.encode("utf-8"))
     return out / "index.html", len(page.encode("utf-8"))
 
 

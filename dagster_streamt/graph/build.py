@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from ..compile.compiled import CompiledProject
+from ..core.ids import name_of, node_id, split_id
 from ..spec.connectors import sink_target
 from ..spec.errors import Diagnostics
 from ..spec.models import Model, NodeRef
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
 from .cycles import find_cycles
-from .graph import Graph, Node, node_id
+from .graph import Graph, Node
 
 
 def _source_detail(project: Project, name: str) -> str:
@@ -95,9 +96,9 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
     g.freeze()
     cycles, extra = find_cycles(g)
     for cycle in cycles:
-        first_kind, first_name = cycle[0].split(".", 1)
+        first_kind, first_name = split_id(cycle[0])
         file, line = project.where(first_kind, first_name)
-        text = " -> ".join(n.split(".", 1)[1] for n in cycle)
+        text = " -> ".join(name_of(n) for n in cycle)
         diags.add("REF006", f"dependency cycle: {text}", file=file, line=line,
                   hint="break the cycle: a model cannot read (directly or not) from itself")
     if extra:

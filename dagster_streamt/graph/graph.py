@@ -11,16 +11,9 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-NODE_TYPES = ("source", "model", "exposure", "test")
+from ..core.ids import NODE_TYPES, node_id, split_id
 
-
-def node_id(kind: str, name: str) -> str:
-    return f"{kind}.{name}"
-
-
-def split_id(nid: str) -> tuple[str, str]:
-    kind, _, name = nid.partition(".")
-    return kind, name
+__all__ = ["NODE_TYPES", "Graph", "Node", "node_id", "split_id"]
 
 
 @dataclass(frozen=True)

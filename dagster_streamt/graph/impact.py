@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.ids import name_of
 from .graph import Graph
 
 
@@ -26,7 +27,7 @@ class Impact:
         parts = []
         for label, items in (("model", self.models), ("sink", self.sinks), ("exposure", self.exposures)):
             if items:
-                names = ", ".join(i.split(".", 1)[1] for i in items)
+                names = ", ".join(name_of(i) for i in items)
                 parts.append(f"{len(items)} {label}{'s' if len(items) != 1 else ''}: {names}")
         if not parts:
             return f"Changes to {name} affect nothing downstream."

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..api import LoadedProject
+from ..core.loaded import LoadedProject
 from ..openlineage.naming import ProjectNaming
 
 DATA = ("source", "model")

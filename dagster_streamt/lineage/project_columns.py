@@ -7,14 +7,12 @@ a model masks it (``security.policies: [{mask: {column: ...}}]``).
 
 from __future__ import annotations
 
-import os
-import pickle
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..api import LoadedProject, gc_paused
 from ..compile.compiled import relation_name
-from ..graph.graph import split_id
+from ..core.cache import read_cache, write_cache
+from ..core.ids import name_of, node_id, split_id
+from ..core.loaded import LoadedProject
 from .columns import ProjectColumnLineage, analyze_columns, lineage_cache_key
 
 CACHE_FILE = "target/.streamt-columns.pickle"
@@ -31,7 +29,7 @@ def _inputs(loaded: LoadedProject) -> tuple[dict[str, str | None], list[str], di
             models[name] = f"SELECT * FROM {relation_name(cm.from_)}"  # a sink passes its input through
         else:
             models[name] = None
-    order = [split_id(i)[1] for i in loaded.graph.topological_order(loaded.graph.of_type("model"))]
+    order = [name_of(i) for i in loaded.graph.topological_order(loaded.graph.of_type("model"))]
     sources = {n: [c.name for c in s.columns] for n, s in loaded.project.sources.items()}
     declared = {n: [c.name for c in m.columns] for n, m in loaded.project.models.items() if m.columns}
     return models, order, sources, declared
@@ -42,31 +40,13 @@ def column_lineage(loaded: LoadedProject, *, use_cache: bool = True) -> ProjectC
     key = lineage_cache_key(models, sources, declared)
     path = loaded.project.root / CACHE_FILE
     if use_cache:
-        try:
-            with path.open("rb") as fh:
-                stored_key = pickle.load(fh)
-                if stored_key == key:
-                    with gc_paused():
-                        cached: ProjectColumnLineage = pickle.load(fh)
-                    return cached
-        except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
-            pass
+        cached = read_cache(path, lambda stored: stored == key)
+        if isinstance(cached, ProjectColumnLineage):
+            return cached
     result = analyze_columns(models, order, sources, declared)
     if use_cache:
-        _write(path, key, result)
+        write_cache(path, key, result)
     return result
-
-
-def _write(path: Path, key: str, result: ProjectColumnLineage) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump(key, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def inferred_types(loaded: LoadedProject, lineage: ProjectColumnLineage | None) -> dict[tuple[str, str], str]:
@@ -76,7 +56,7 @@ def inferred_types(loaded: LoadedProject, lineage: ProjectColumnLineage | None) 
     if lineage is None:
         return types
     for nid in loaded.graph.topological_order(loaded.graph.of_type("model")):
-        ml = lineage.models.get(nid.split(".", 1)[1])
+        ml = lineage.models.get(name_of(nid))
         if ml is None:
             continue
         for col in ml.columns:
@@ -114,7 +94,7 @@ def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineag
         for c in s.columns:
             if c.classification:
                 carried[(sname, c.name)] = ({c.classification}, {f"{sname}.{c.name}"})
-    order = [split_id(i)[1] for i in loaded.graph.topological_order(loaded.graph.of_type("model"))]
+    order = [name_of(i) for i in loaded.graph.topological_order(loaded.graph.of_type("model"))]
     for name in order:
         ml = lineage.models.get(name)
         if ml is None:
@@ -146,27 +126,18 @@ def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineag
     for (rel, col), (classes, origins) in sorted(carried.items()):
         report.columns.append(Classified(rel, col, tuple(sorted(classes)), tuple(sorted(origins))))
     by_rel: dict[str, list[Classified]] = {}
-    for c in report.columns:
-        by_rel.setdefault(c.relation, []).append(c)
+    for cl in report.columns:
+        by_rel.setdefault(cl.relation, []).append(cl)
     for ename in sorted(p.exposures):
         received: list[Classified] = []
-        for up in loaded.graph.upstream_of(f"exposure.{ename}"):
+        for up in loaded.graph.upstream_of(node_id("exposure", ename)):
             kind, rel = split_id(up)
-            for c in by_rel.get(rel, []):
-                received.append(c)
-                if kind == "model" and SENSITIVE & set(c.classes):
-                    report.unmasked.append((ename, rel, c))
-                if kind == "model" and "highly_sensitive" in c.classes:
-                    report.unencrypted.append((ename, rel, c))
+            for cl in by_rel.get(rel, []):
+                received.append(cl)
+                if kind == "model" and SENSITIVE & set(cl.classes):
+                    report.unmasked.append((ename, rel, cl))
+                if kind == "model" and "highly_sensitive" in cl.classes:
+                    report.unencrypted.append((ename, rel, cl))
         if received:
             report.exposures[ename] = received
     return report
-
-
-def check_masking(loaded: LoadedProject) -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str, str, str]]]:
-    """(exposure, model, column, origins) for every sensitive column a model hands to an exposure
-    unmasked, and for every highly sensitive one not hashed or tokenized; the rules
-    ``sensitive_columns_require_masking`` and ``highly_sensitive_columns_require_encryption`` report them."""
-    report = propagate_classification(loaded, column_lineage(loaded))
-    return ([(e, m, c.column, ", ".join(c.origins)) for e, m, c in report.unmasked],
-            [(e, m, c.column, ", ".join(c.origins)) for e, m, c in report.unencrypted])

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, StaticDataset
 
-from ..api import LoadedProject
 from ..compile.modes import appends
+from ..core.loaded import LoadedProject
 from ..graph.graph import split_id
 from ..lineage.column_types import ProjectColumnLineage
 from . import facets as F

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 
-from ..api import LoadedProject
+from ..core.loaded import LoadedProject
 from ..lineage.column_types import ProjectColumnLineage
 from . import facets as F
 from .datasets import ProjectDatasets

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..core.files import atomic_write
+
 
 @dataclass
 class LegState:
@@ -86,10 +88,7 @@ class Outbox:
 
     def write_state(self, state: LegState) -> None:
         """Atomic replace, no fsync: losing an update can only resend an event, never drop one."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_name(f".{self.state_path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(state), sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.state_path)
+        atomic_write(self.state_path, json.dumps(asdict(state), sort_keys=True))
 
     # -- producers -------------------------------------------------------------------------------
     def append(self, lines: list[str]) -> None:

@@ -12,7 +12,6 @@ modification time of the project's files, so exporting an unchanged project give
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +19,8 @@ from typing import Any
 
 from openlineage.client.event_v2 import DatasetEvent, JobEvent
 
-from ..api import LoadedProject
+from ..core.files import atomic_writer
+from ..core.loaded import LoadedProject
 from ..lineage.column_types import ProjectColumnLineage
 from . import facets as F
 from .datasets import ProjectDatasets
@@ -72,10 +72,7 @@ def dumps(event: dict[str, Any]) -> str:
 def write_jsonl(events: Iterable[dict[str, Any]], path: str | Path) -> Path:
     """Write events as JSON lines, atomically (a reader never sees half an export)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_writer(target) as fh:
         for event in events:
             fh.write(dumps(event) + "\n")
-    os.replace(tmp, target)
     return target

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..core.files import atomic_write
 from .errors import ModelRunError, first_meaningful_line
 
 FINGERPRINT = "_streamt_query.json"
@@ -70,10 +71,7 @@ def check_fingerprint(checkpoint: Path, model: str, fingerprint: dict[str, Any])
 
 
 def save_fingerprint(checkpoint: Path, fingerprint: dict[str, Any]) -> None:
-    checkpoint.mkdir(parents=True, exist_ok=True)
-    tmp = checkpoint / f".{FINGERPRINT}.tmp"
-    tmp.write_text(json.dumps(fingerprint, indent=2, sort_keys=True), encoding="utf-8")
-    tmp.replace(checkpoint / FINGERPRINT)
+    atomic_write(checkpoint / FINGERPRINT, json.dumps(fingerprint, indent=2, sort_keys=True))
 
 
 def explain_failure(model: str, exc: BaseException) -> BaseException:

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from ..compile.modes import appends
+from ..core.files import atomic_write
 from ..spec.connectors import sink_target
 from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
@@ -219,9 +220,7 @@ def _last_commit(path: Path) -> int | None:
 
 
 def _record_commit(path: Path, batch_id: int) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"last_batch_id": batch_id}), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, json.dumps({"last_batch_id": batch_id}), durable=True)
 
 
 def _query_id(checkpoint: Path) -> str:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..sinks_check import model_key
-from ..spec.connectors import sink_target
+from ..spec.connectors import model_key, sink_target
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import local_dir

@@ -10,7 +10,6 @@ with the recorded schema, so a stream keeps a stable schema as new files arrive.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from ..core.files import atomic_write
 from ..spec.models import Source
 from ..spec.project import Project
 from .errors import ModelRunError
@@ -53,10 +53,7 @@ def _overlay(inferred: StructType, source: Source) -> str:
 
 
 def _record(path: Path, schema: StructType) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"schema": json.loads(schema.json())}, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps({"schema": json.loads(schema.json())}, indent=2, sort_keys=True) + "\n")
 
 
 def recorded(project: Project, source: Source) -> StructType | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 
+from ..core.files import atomic_write
 from .errors import ModelRunError
 from .paths import ProjectPaths
 from .reset import reset_locked
@@ -29,10 +30,7 @@ def recorded_root(paths: ProjectPaths) -> str | None:
 
 
 def _write_root(paths: ProjectPaths) -> None:
-    paths.state_dir.mkdir(parents=True, exist_ok=True)
-    tmp = paths.state_file.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"project_root": str(paths.root)}, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(paths.state_file)
+    atomic_write(paths.state_file, json.dumps({"project_root": str(paths.root)}, indent=2) + "\n")
 
 
 def streaming_state(paths: ProjectPaths) -> set[str]:

@@ -15,9 +15,7 @@ One registry file per model keeps concurrent writers of different models from to
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -26,6 +24,7 @@ from pathlib import Path
 
 from pyspark.sql.types import StructType
 
+from ..core.files import atomic_write
 from ..spec.project import Project
 from .locks import FileLock
 from .paths import ProjectPaths
@@ -52,21 +51,6 @@ class RegistryEntry:
 
     def schema(self) -> StructType | None:
         return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write a small file so that readers see the old or the new content, never a partial one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Warehouse:
@@ -124,7 +108,7 @@ class Warehouse:
                 shutil.rmtree(target, ignore_errors=True)
                 raise
             pause_point("table-swap")
-            _atomic_write(model_dir / POINTER, version + "\n")
+            atomic_write(model_dir / POINTER, version + "\n", durable=True)
             for old in model_dir.glob(f"{VERSION_PREFIX}*"):
                 if old.name != version:
                     shutil.rmtree(old, ignore_errors=True)
@@ -143,7 +127,7 @@ class Warehouse:
 
     def write_entry(self, entry: RegistryEntry) -> None:
         entry.updated_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _atomic_write(self._entry_path(entry.name), json.dumps(asdict(entry), indent=2, sort_keys=True))
+        atomic_write(self._entry_path(entry.name), json.dumps(asdict(entry), indent=2, sort_keys=True), durable=True)
 
     def remove(self, name: str) -> None:
         """Forget a model: its registry entry and every stored version or stream output."""

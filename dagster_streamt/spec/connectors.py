@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import SinkConfig
+from .model import Model, SinkConfig
 
 # Connect settings about converters, buffering and scheduling: Spark writes whole batches instead.
 _CONNECT_ONLY_PREFIXES = ("key.converter", "value.converter", "header.converter", "errors.", "transforms",
@@ -152,3 +152,17 @@ def sink_target(sink: SinkConfig, model: str, local_dir: str | None = None) -> S
     merged = {**target.options, **sink.options}
     return SinkTarget(target.format, sink.path or target.path, merged, tuple(sink.key or ()) or target.key,
                       target.package, target.unused)
+
+
+def model_key(model: Model) -> tuple[str, ...]:
+    """A sink's upsert key: ``sink.key``, else a connector's ``pk.fields`` (upsert mode), else streamt's
+    model-level ``key: order_id`` (a string, maybe comma-separated, or a list)."""
+    sink = model.sink_config
+    if sink is not None and sink.key:
+        return tuple(sink.key)
+    if sink is not None:
+        target = sink_target(sink, model.name)
+        if target.key:
+            return target.key
+    keys = [model.key] if isinstance(model.key, str) else list(model.key or [])
+    return tuple(k.strip() for text in keys for k in text.split(",") if k.strip())

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..core.durations import parse_duration
 from .base import Strict
 
 
@@ -49,8 +50,6 @@ class Defaults(Strict):
 
 
 def _duration(v: Any) -> Any:
-    from ..checks.params import parse_duration
-
     if v is not None and parse_duration(v) <= 0:
         raise ValueError(f"a duration must be positive, got {v!r}")
     return v

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..core.durations import parse_duration
 from .base import Name, Strict, stringify_options
 
 FILE_FORMATS = ("json", "csv", "parquet", "orc", "text", "avro")
@@ -96,8 +97,6 @@ class Freshness(Strict):
     @classmethod
     def _duration(cls, v: str | int | None) -> str | int | None:
         """Checked here so a typo is a located load error, not a failure when Dagster loads the project."""
-        from ..checks.params import parse_duration
-
         if v is not None and parse_duration(v) <= 0:
             raise ValueError(f"a freshness window must be positive, got {v!r}")
         return v

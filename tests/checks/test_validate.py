@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagster_streamt.api import load
-from dagster_streamt.checks.validate import check_tests
+from dagster_streamt.validation.data_tests import check_tests
 from dagster_streamt.spec.errors import Diagnostic
 from tests.helpers import write_project
 

@@ -7,8 +7,8 @@ streamt checks them, so a project's policy keeps holding when it moves.
 
 from __future__ import annotations
 
-from ..spec.governance import TopicSettings
-from ..spec.models import Model
+from ...spec.governance import TopicSettings
+from ...spec.models import Model
 from .context import RuleContext
 
 

@@ -7,27 +7,12 @@ the export counts every run. Modes that cannot work are errors with the fix.
 
 from __future__ import annotations
 
-from .compile.modes import appends
-from .graph.graph import Graph, node_id, split_id
-from .spec.connectors import sink_target
-from .spec.errors import Diagnostics, Severity
-from .spec.models import Model
-from .spec.project import Project
-from .spec.topics import local_dir
-
-
-def model_key(model: Model) -> tuple[str, ...]:
-    """A sink's upsert key: ``sink.key``, else a connector's ``pk.fields`` (upsert mode), else streamt's
-    model-level ``key: order_id`` (a string, maybe comma-separated, or a list)."""
-    sink = model.sink_config
-    if sink is not None and sink.key:
-        return tuple(sink.key)
-    if sink is not None:
-        target = sink_target(sink, model.name)
-        if target.key:
-            return target.key
-    keys = [model.key] if isinstance(model.key, str) else list(model.key or [])
-    return tuple(k.strip() for text in keys for k in text.split(",") if k.strip())
+from ..compile.modes import appends
+from ..graph.graph import Graph, node_id, split_id
+from ..spec.connectors import model_key, sink_target
+from ..spec.errors import Diagnostics, Severity
+from ..spec.project import Project
+from ..spec.topics import local_dir
 
 
 def _stream_inputs(project: Project, graph: Graph, name: str) -> list[str]:

@@ -10,6 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..checks import codes as _codes  # noqa: F401 - registers the TST codes
+from ..checks.assertions import (
+    CONTINUOUS_ONLY,
+    AcceptedTypes,
+    CustomSql,
+    ExpressionIsTrue,
+    ParsedAssertion,
+    Relationships,
+    parse_assertions,
+)
+from ..checks.spark_types import is_known_type, normalize_type, type_matches
 from ..compile.compiled import CompiledProject
 from ..compile.render import RenderError, render_sql
 from ..graph.graph import Graph, node_id
@@ -19,17 +30,6 @@ from ..spec.models import Column, Test
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
 from ..sql import parse_expression
-from . import codes as _codes  # noqa: F401 - registers the TST codes
-from .assertions import (
-    CONTINUOUS_ONLY,
-    AcceptedTypes,
-    CustomSql,
-    ExpressionIsTrue,
-    ParsedAssertion,
-    Relationships,
-    parse_assertions,
-)
-from .spark_types import is_known_type, normalize_type, type_matches
 
 _ISSUE_CODES = {"unknown_assertion": "TST001", "unknown_key": "TST002", "missing_key": "TST003", "bad_value": "TST004"}
 _COLUMN_KEYS = ("columns", "column", "key", "types")

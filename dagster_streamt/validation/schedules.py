@@ -6,10 +6,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from .graph.graph import Graph
-from .graph.select import SelectionError, select
-from .spec.errors import Diagnostics, Severity
-from .spec.project import Project
+from ..graph.graph import Graph
+from ..graph.select import SelectionError, select
+from ..spec.errors import Diagnostics, Severity
+from ..spec.project import Project
 
 
 def valid_cron(expr: str) -> bool:
@@ -47,7 +47,7 @@ def check_schedules(project: Project, graph: Graph) -> Diagnostics:
 def check_source_freshness(project: Project) -> Diagnostics:
     """Freshness checks and their schedule get fixed names: report clashes at load time (Dagster would
     refuse the code location), and SLAs that nothing can measure (they would never be checked)."""
-    from .checks.source_freshness import check_name, measured_by, windows
+    from ..checks.source_freshness import check_name, measured_by, windows
 
     diags = Diagnostics()
     schedule = f"{project.ident}_source_freshness"

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from ..checks.params import parse_duration
+from ...core.durations import optional_seconds as _seconds
+from ...core.durations import parse_duration
 from .context import RuleContext
-
-
-def _seconds(value: str | int | None) -> float | None:
-    return None if value is None else parse_duration(value)
 
 
 def check_sources(ctx: RuleContext) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..graph.graph import Graph
-from ..spec.errors import Diagnostics, Severity
-from ..spec.project import Project
+from ...graph.graph import Graph
+from ...spec.errors import Diagnostics, Severity
+from ...spec.project import Project
 
 
 @dataclass

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from ..graph.graph import node_id
-from ..spec.errors import Severity
-from ..spec.models import LEGACY_MATERIALIZATIONS
+from ...graph.graph import node_id
+from ...spec.errors import Severity
+from ...spec.models import LEGACY_MATERIALIZATIONS
 from .context import RuleContext
 
 

@@ -7,9 +7,9 @@ rule family; :func:`check_rules` runs them all.
 
 from __future__ import annotations
 
-from ..graph.graph import Graph
-from ..spec.errors import Diagnostics
-from ..spec.project import Project
+from ...graph.graph import Graph
+from ...spec.errors import Diagnostics
+from ...spec.project import Project
 from .context import RuleContext
 from .exposure_rules import check_exposures
 from .model_rules import check_deprecations, check_models
