@@ -1,4 +1,4 @@
-"""The assertion registry and the parser that validates a test's ``assertions:`` list.
+"""The parser that validates a test's ``assertions:`` list against the registry of :mod:`.kinds`.
 
 Each assertion is a one-key mapping ``{name: params}``; the parameters are checked by the strict
 models of :mod:`.params`. Problems come back as :class:`AssertionIssue` (with the key path inside the
@@ -7,13 +7,13 @@ assertion) so that validation can point at the YAML line, and runs can report th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
+from .kinds import ALIASES, KINDS
 from .params import (
     AcceptedTypes,
     AcceptedValues,
@@ -25,55 +25,17 @@ from .params import (
     MaxLag,
     NotNull,
     Params,
-    Positive,
     Range,
     Relationships,
     RowCount,
     Throughput,
     Unique,
 )
+from .parsed import AssertionIssue, IssueKind, ParsedAssertion
 
-ASSERTIONS: dict[str, type[Params]] = {
-    "not_null": NotNull,
-    "unique": Unique,
-    "accepted_values": AcceptedValues,
-    "range": Range,
-    "accepted_types": AcceptedTypes,
-    "relationships": Relationships,
-    "row_count": RowCount,
-    "freshness": Freshness,
-    "custom_sql": CustomSql,
-    "expression_is_true": ExpressionIsTrue,
-    "distribution": Distribution,
-    "max_lag": MaxLag,
-    "throughput": Throughput,
-    "positive": Positive,
-}
-ALIASES: dict[str, str] = {"unique_key": "unique", "foreign_key": "relationships"}
-CONTINUOUS_ONLY = frozenset({"max_lag", "throughput"})
-KNOWN_NAMES = tuple(sorted({*ASSERTIONS, *ALIASES}))
-
-
-@dataclass(frozen=True)
-class ParsedAssertion:
-    index: int  # position in the test's `assertions:` list
-    name: str  # canonical name (aliases resolved)
-    written: str  # the key as written in YAML, for locating it
-    params: Params
-    label: str = ""  # unique within a test: ``not_null``, then ``not_null_2`` for a second one
-
-
-IssueKind = Literal["unknown_assertion", "unknown_key", "missing_key", "bad_value"]
-
-
-@dataclass(frozen=True)
-class AssertionIssue:
-    index: int
-    written: str
-    kind: IssueKind
-    key: tuple[str | int, ...]  # path inside the parameters, () for the assertion itself
-    message: str
-    hint: str = ""
+ASSERTIONS: dict[str, type[Params]] = {name: KINDS[name].params for name in sorted(KINDS)}
+CONTINUOUS_ONLY = frozenset(name for name, kind in KINDS.items() if kind.continuous_only)
+KNOWN_NAMES = tuple(sorted({*KINDS, *ALIASES}))
 
 
 def _fields(model: type[BaseModel]) -> list[str]:
@@ -141,12 +103,13 @@ def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionI
         ((written, raw),) = item.items()
         written = str(written)
         name = ALIASES.get(written, written)
-        model = ASSERTIONS.get(name)
-        if model is None:
+        kind = KINDS.get(name)
+        if kind is None:
             hint = did_you_mean(written, KNOWN_NAMES) or f"known assertions: {', '.join(KNOWN_NAMES)}"
             issues.append(AssertionIssue(index, written, "unknown_assertion", (), f"unknown assertion {written!r}",
                                          hint))
             continue
+        model = kind.params
         if raw is None:
             raw = {}
         if not isinstance(raw, dict):
@@ -159,8 +122,7 @@ def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionI
         except ValidationError as exc:
             issues.extend(_issues(index, written, model, exc))
             continue
-        if isinstance(params, Positive):  # sugar: checked and reported as a range
-            name, params = "range", params.as_range()
+        name, params = kind.canonical(params)  # sugar (`positive`) is checked and reported as what it means
         seen[name] = seen.get(name, 0) + 1
         label = name if seen[name] == 1 else f"{name}_{seen[name]}"
         parsed.append(ParsedAssertion(index, name, written, params, label))
@@ -169,7 +131,27 @@ def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionI
 
 
 __all__ = [
-    "ALIASES", "ASSERTIONS", "CONTINUOUS_ONLY", "KNOWN_NAMES", "AcceptedTypes", "AcceptedValues", "AssertionIssue",
-    "Bucket", "CustomSql", "Distribution", "ExpressionIsTrue", "Freshness", "MaxLag", "NotNull", "Params",
-    "ParsedAssertion", "Range", "Relationships", "RowCount", "Throughput", "Unique", "parse_assertions",
+    "ALIASES",
+    "ASSERTIONS",
+    "CONTINUOUS_ONLY",
+    "KNOWN_NAMES",
+    "AcceptedTypes",
+    "AcceptedValues",
+    "AssertionIssue",
+    "Bucket",
+    "CustomSql",
+    "Distribution",
+    "ExpressionIsTrue",
+    "Freshness",
+    "IssueKind",
+    "MaxLag",
+    "NotNull",
+    "Params",
+    "ParsedAssertion",
+    "Range",
+    "Relationships",
+    "RowCount",
+    "Throughput",
+    "Unique",
+    "parse_assertions",
 ]

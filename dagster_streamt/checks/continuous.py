@@ -16,40 +16,27 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import reduce
-from typing import Literal
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..spec.models import Test
-from .assertions import CONTINUOUS_ONLY, ParsedAssertion, Relationships, Unique, parse_assertions
+from .assertions import ParsedAssertion, Relationships, Unique, parse_assertions
+from .kinds import KINDS, Mode, StreamProgress
 from .results import TestResult
-from .runner import StreamProgress, run_test
+from .runner import run_test
 from .sql import build_test_sql, ident
 
 Resolve = Callable[[str, str], str]
-Mode = Literal["row", "batch", "progress"]
 
 VIOLATIONS_SCHEMA = ("record string, test string, assertion string, violation string, batch_id bigint, "
                      "detected_at timestamp")
-VIOLATION_TYPES: dict[str, str] = {
-    "not_null": "null_value",
-    "accepted_values": "unaccepted_value",
-    "range": "out_of_range",
-    "expression_is_true": "expression_false",
-    "custom_sql": "custom_sql",
-    "relationships": "missing_reference",
-    "unique": "duplicate_key",
-}
+VIOLATION_TYPES: dict[str, str] = {n: k.record_violation for n, k in sorted(KINDS.items()) if k.record_violation}
 
 
 def evaluation_mode(a: ParsedAssertion) -> Mode:
     """How a continuous test evaluates ``a``: per offending record, per micro-batch, or from progress."""
-    if a.name in CONTINUOUS_ONLY:
-        return "progress"
-    if a.name == "custom_sql":
-        return "row" if getattr(a.params, "where", None) is not None else "batch"
-    return "row" if a.name in VIOLATION_TYPES else "batch"
+    return KINDS[a.name].mode(a.params)
 
 
 def _quoted(name: str) -> str:
@@ -70,7 +57,7 @@ def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: dateti
     rows = [a for a in parsed if evaluation_mode(a) == "row"]
     built = {b.assertion.index: b for b in build_test_sql(rows, "`__batch`", resolve=resolve).assertions}
     frames: list[DataFrame] = []
-    simple = [a for a in rows if a.name not in ("unique", "relationships")]
+    simple = [a for a in rows if KINDS[a.name].record_check == "predicate"]
     if simple:
         hits = F.array(*(F.when(F.expr(str(built[a.index].violation_predicate)),
                                 F.struct(F.lit(a.label).alias("assertion"),
@@ -79,12 +66,12 @@ def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: dateti
         exploded = batch_df.select(record, F.explode(F.filter(hits, lambda h: h.isNotNull())).alias("v"))
         frames.append(exploded.select("record", "v.assertion", "v.violation"))
     for a in rows:
-        if isinstance(a.params, Unique):
+        if KINDS[a.name].record_check == "duplicates" and isinstance(a.params, Unique):
             keys = [F.col(ident(c)) for c in a.params.keys]
             keyed = reduce(lambda x, y: x & y, (k.isNotNull() for k in keys))
             counted = batch_df.withColumn("__streamt_n", F.count(F.lit(1)).over(Window.partitionBy(*keys)))
             frames.append(counted.where(keyed & (F.col("__streamt_n") > 1)).select(record, *_labels(a)))
-        elif isinstance(a.params, Relationships):
+        elif KINDS[a.name].record_check == "references" and isinstance(a.params, Relationships):
             frames.append(_missing_references(batch_df, a, a.params, record, resolve))
     out = reduce(DataFrame.unionByName, frames) if frames else spark.createDataFrame([], VIOLATIONS_SCHEMA)
     if not frames:
@@ -121,7 +108,7 @@ def evaluate_batch(batch_df: DataFrame, test: Test, batch_id: int, *, resolve: R
     try:
         return run_test(batch_df.sparkSession, test, f"`{view}`", resolve=resolve, now=now, progress=progress,
                         sample_rows=sample_rows,
-                        select=lambda a: progress is not None or a.name not in CONTINUOUS_ONLY)
+                        select=lambda a: progress is not None or not KINDS[a.name].continuous_only)
     finally:
         batch_df.sparkSession.catalog.dropTempView(view)
 

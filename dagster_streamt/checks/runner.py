@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from time import perf_counter
 from typing import Any
@@ -20,21 +19,13 @@ from pyspark.sql import DataFrame, SparkSession
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
 from .assertions import AssertionIssue, ParsedAssertion, parse_assertions
-from .evaluate import aggregate_verdict, check_max_lag, check_throughput, check_types
+from .evaluate import check_max_lag, check_throughput, check_types
+from .kinds import KINDS, Evidence, StreamProgress
 from .results import AssertionResult, TestResult, Verdict, json_safe, severity_of, target_of
 from .sql import AssertionSql, TestSql, build_test_sql
 
 Resolve = Callable[[str, str], str]
 _NOISE = re.compile(r"^(JVM stacktrace:|Traceback|\tat |at |py4j\.|An error occurred while calling)")
-
-
-@dataclass(frozen=True)
-class StreamProgress:
-    """Numbers from a streaming query's progress, for ``throughput`` and ``max_lag``."""
-
-    rows_per_second: float | None = None
-    max_event_time: datetime | float | None = None
-    processing_time: datetime | float | None = None
 
 
 def short_error(exc: BaseException) -> str:
@@ -109,25 +100,6 @@ def _schema_types(spark: SparkSession, relation: str) -> dict[str, str]:
     return {f.name: f.dataType.simpleString() for f in spark.sql(f"SELECT * FROM {relation}").schema.fields}
 
 
-def _judge(a: AssertionSql, values: Mapping[str, Any], total: int, types: Mapping[str, str], now: datetime,
-           progress: StreamProgress | None) -> Verdict:
-    p: Any = a.assertion.params
-    if a.kind == "schema":
-        return check_types(p, types)
-    if a.kind == "progress":
-        if progress is None:
-            raise _Unevaluable(f"{a.assertion.name} is judged from streaming progress: run it as a continuous test "
-                               "(or pass progress=StreamProgress(...))")
-        if a.assertion.name == "throughput":
-            return check_throughput(progress.rows_per_second, p)
-        return check_max_lag(progress.max_event_time, progress.processing_time, p)
-    return aggregate_verdict(a, values, total, now)
-
-
-class _Unevaluable(Exception):
-    pass
-
-
 def run_test(spark: SparkSession, test: Test, relation: str, *, resolve: Resolve | None = None,
              sample_rows: int = 5, now: datetime | None = None, default_severity: str = "error",
              progress: StreamProgress | None = None, variables: Mapping[str, Any] | None = None,
@@ -167,7 +139,7 @@ def run_test(spark: SparkSession, test: Test, relation: str, *, resolve: Resolve
                 results[idx] = _result(a, Verdict(False), total, error=a.error or errors[idx])
                 continue
             try:
-                verdict = _judge(a, values, total, types, now, progress)
+                verdict = KINDS[a.assertion.name].verdict(a, Evidence(values, total, types, now, progress))
             except Exception as exc:  # one assertion that cannot be judged must not hide the others
                 results[idx] = _result(a, Verdict(False), total, error=str(exc) or type(exc).__name__)
                 continue
@@ -228,8 +200,8 @@ def run_schema_test(df: DataFrame, test: Test, *, resolve: Resolve | None = None
         for a in built.assertions:
             missing = _missing_columns(a.assertion, list(types))
             error = a.error
-            if a.assertion.name == "row_count":
-                error = "row_count needs data: move it to a `type: sample` test"
+            if KINDS[a.assertion.name].needs_rows:
+                error = f"{a.assertion.name} needs data: move it to a `type: sample` test"
             elif not whole_ok and a.sql and not missing and error is None:
                 try:
                     analyze(spark, a.sql)

@@ -41,15 +41,16 @@ from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..core.files import atomic_write
+from ..core.results import ModelResult
 from ..spark.locks import FileLock
 from ..spark.paths import ProjectPaths, partition_folder
-from ..spark.results import ModelResult
 from ..spark.warehouse import RegistryEntry, Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
 from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
 from .continuous import VIOLATIONS_SCHEMA, evaluation_mode, violations_frame
 from .evaluate import check_max_lag, check_throughput
+from .kinds import KINDS
 from .results import AssertionResult, Severity, TestResult, Verdict, json_safe, severity_of
 from .runner import _issue_result, run_test, short_error
 from .sql import build_test_sql, describe, ident
@@ -65,17 +66,9 @@ _LEDGER = "_streamt_batches"
 _LAST_ERROR = "_streamt_last_error.json"
 _LEDGER_KEEP = 100  # only the last uncommitted batch can be replayed; older entries are dropped
 _PROGRESS = "progress"
-# Violation types of aggregate (per micro-batch) and progress assertions; row-level ones come from
-# continuous.VIOLATION_TYPES.
-AGGREGATE_VIOLATIONS: dict[str, str] = {
-    "row_count": "row_count_out_of_bounds",
-    "distribution": "distribution_mismatch",
-    "freshness": "stale_data",
-    "custom_sql": "custom_sql_mismatch",
-    "accepted_types": "type_mismatch",
-    "max_lag": "lag_exceeded",
-    "throughput": "throughput_out_of_bounds",
-}
+# Violation types of failing micro-batches and progress checks; offending records get the kind's
+# record_violation (continuous.VIOLATION_TYPES).
+AGGREGATE_VIOLATIONS: dict[str, str] = {n: k.batch_violation for n, k in sorted(KINDS.items()) if k.batch_violation}
 def violations_name(model: str) -> str:
     return f"{model}__violations"
 

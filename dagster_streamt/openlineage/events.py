@@ -28,7 +28,7 @@ from .datasets import ProjectDatasets
 from .facets import PRODUCER, Assertion
 
 if TYPE_CHECKING:  # the Spark package imports pyspark; events need only the result's fields
-    from ..spark.results import ModelResult
+    from ..core.results import ModelResult
 
 RUN_ID_NAMESPACE = uuid.UUID("6f0a4b3e-2c1d-5e8f-9a7b-0d1c2e3f4a5b")  # fixed forever: ids must stay stable
 _TERMINAL = {"success": RunState.COMPLETE, "failed": RunState.FAIL, "skipped": RunState.ABORT}

@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyspark
 
@@ -21,9 +20,7 @@ from ..spec.project import Project
 from .errors import SparkSetupError
 from .java import check_java
 from .paths import ProjectPaths
-
-if TYPE_CHECKING:
-    from .session import SparkSettings
+from .settings import SparkSettings
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT_S = 120.0
@@ -95,7 +92,6 @@ def ensure_connect_server(project: Project, settings: SparkSettings, conf: Mappi
 
 def stop_connect_server(project: Project, settings: SparkSettings | None = None) -> bool:
     """Stop the server this project started on its port; False when none was running."""
-    from .session import SparkSettings
 
     settings = settings or SparkSettings.from_project(project)
     port = settings.connect_server.port

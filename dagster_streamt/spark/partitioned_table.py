@@ -14,6 +14,7 @@ import time
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
+from ..core.results import ModelResult
 from ..spec.models import Model
 from .context import RunContext
 from .errors import ModelRunError
@@ -22,7 +23,6 @@ from .output import format_options, schema_pairs
 from .partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
 from .paths import partition_folder
 from .relations import register, render
-from .results import ModelResult
 from .warehouse import POINTER, VERSION_PREFIX, RegistryEntry
 
 

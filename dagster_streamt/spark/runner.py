@@ -11,13 +11,13 @@ from dataclasses import replace
 
 from pyspark.sql import SparkSession
 
+from ..core.results import ModelResult, failed, skipped
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic
 from .context import RunContext
 from .errors import model_error
 from .partitions import PartitionScope
-from .results import ModelResult, failed, skipped
 from .sink import materialize_sink
 from .state import check_project_root
 from .stream import materialize_stream

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from ..compile.modes import appends
 from ..core.files import atomic_write
+from ..core.results import ModelResult
 from ..spec.connectors import sink_target
 from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
@@ -38,7 +39,6 @@ from .output import OUT_METRIC, format_options, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
-from .results import ModelResult
 from .sink_modes import SinkPlan, check_key_columns, plan_sink
 from .stream import checkpoint_lock
 

@@ -18,6 +18,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from ..compile.modes import stream_output_mode
+from ..core.results import ModelResult
 from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 from .context import RunContext
@@ -27,7 +28,6 @@ from .output import OUT_METRIC, format_options, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
-from .results import ModelResult
 from .warehouse import RegistryEntry, Warehouse
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 import time
 
+from ..core.results import ModelResult
 from ..spec.models import Model
 from .context import RunContext
 from .output import counted, format_options, observed_rows, schema_pairs
 from .relations import register, render
-from .results import ModelResult
 from .warehouse import RegistryEntry
 
 

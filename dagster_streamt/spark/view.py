@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
+from ..core.results import ModelResult
 from ..spec.models import Model
 from .context import RunContext
 from .output import schema_pairs
 from .relations import quote, register, render
-from .results import ModelResult
 from .warehouse import RegistryEntry
 
 

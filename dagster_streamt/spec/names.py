@@ -9,9 +9,12 @@ replace the other.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .errors import Diagnostics
-from .project import Project
+
+if TYPE_CHECKING:
+    from .project import Project
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 

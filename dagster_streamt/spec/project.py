@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import Defaults, Exposure, Model, ProjectInfo, Rules, Runtime, Schedule, Source, Test
+from .names import safe_identifier
 from .yaml_loader import LineMap
 
 
@@ -59,8 +60,6 @@ class Project:
     @property
     def ident(self) -> str:
         """The project name as a Dagster op/job/sensor name part (``payments-pipeline`` -> ``payments_pipeline``)."""
-        from .names import safe_identifier
-
         return safe_identifier(self.info.name)
 
     def location(self, kind: str, name: str) -> EntityLocation | None:

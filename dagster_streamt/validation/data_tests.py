@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..checks import codes as _codes  # noqa: F401 - registers the TST codes
 from ..checks.assertions import (
-    CONTINUOUS_ONLY,
     AcceptedTypes,
     CustomSql,
     ExpressionIsTrue,
@@ -20,6 +19,7 @@ from ..checks.assertions import (
     Relationships,
     parse_assertions,
 )
+from ..checks.kinds import KINDS
 from ..checks.spark_types import is_known_type, normalize_type, type_matches
 from ..compile.compiled import CompiledProject
 from ..compile.render import RenderError, render_sql
@@ -121,11 +121,12 @@ class _TestChecker:
         return ("assertions", a.index, a.written, *key)
 
     def check_kind(self, a: ParsedAssertion) -> None:
-        if a.name in CONTINUOUS_ONLY and self.test.type != "continuous":
+        kind = KINDS[a.name]
+        if kind.continuous_only and self.test.type != "continuous":
             self.add("TST005", f"{a.written} needs a running stream, but the test is type {self.test.type}",
                      self.at(a), f"set `type: continuous` on the test, or move {a.written} to a continuous test")
-        if a.name == "row_count" and self.test.type == "schema":
-            self.add("TST014", "row_count needs data, but a schema test reads none", self.at(a),
+        if kind.needs_rows and self.test.type == "schema":
+            self.add("TST014", f"{a.written} needs data, but a schema test reads none", self.at(a),
                      "move it to a `type: sample` test")
 
     def check_relationship(self, a: ParsedAssertion, p: Relationships) -> None:

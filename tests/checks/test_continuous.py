@@ -9,7 +9,7 @@ import pytest
 
 from dagster_streamt.checks.assertions import parse_assertions
 from dagster_streamt.checks.continuous import VIOLATIONS_SCHEMA, evaluate_batch, evaluation_mode, violations_frame
-from dagster_streamt.checks.runner import StreamProgress
+from dagster_streamt.checks.kinds import StreamProgress
 from dagster_streamt.spec.models import Test as SpecTest
 
 from .conftest import ORDERS, ORDERS_SCHEMA, at

@@ -10,9 +10,10 @@ from sqlglot import exp
 
 from dagster_streamt.checks.assertions import CustomSql, MaxLag, Throughput, parse_assertions
 from dagster_streamt.checks.evaluate import check_max_lag, check_throughput, check_types
+from dagster_streamt.checks.kinds.aggregates import is_count_query
 from dagster_streamt.checks.results import json_safe, severity_of
 from dagster_streamt.checks.spark_types import normalize_type, type_matches
-from dagster_streamt.checks.sql import build_test_sql, ident, is_count_query, literal
+from dagster_streamt.checks.sql import build_test_sql, ident, literal
 from dagster_streamt.core.durations import parse_duration
 from dagster_streamt.spec.models import Test as SpecTest
 

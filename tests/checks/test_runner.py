@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from dagster_streamt.checks.kinds import StreamProgress
 from dagster_streamt.checks.results import TestResult as Outcome
-from dagster_streamt.checks.runner import StreamProgress, run_schema_test, run_test
+from dagster_streamt.checks.runner import run_schema_test, run_test
 from dagster_streamt.spec.models import Test as SpecTest
 
 from .conftest import at

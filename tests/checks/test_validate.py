@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagster_streamt.api import load
-from dagster_streamt.validation.data_tests import check_tests
 from dagster_streamt.spec.errors import Diagnostic
+from dagster_streamt.validation.data_tests import check_tests
 from tests.helpers import write_project
 
 BASE = """\

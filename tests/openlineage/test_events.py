@@ -12,6 +12,7 @@ from openlineage.client.event_v2 import RunState
 
 from dagster_streamt.api import LoadedProject
 from dagster_streamt.checks.results import AssertionResult, TestResult
+from dagster_streamt.core.results import ModelResult, failed, skipped
 from dagster_streamt.lineage.column_types import ProjectColumnLineage
 from dagster_streamt.openlineage.events import (
     DagsterRun,
@@ -22,7 +23,6 @@ from dagster_streamt.openlineage.events import (
     to_dict,
 )
 from dagster_streamt.openlineage.facets import Assertion
-from dagster_streamt.spark.results import ModelResult, failed, skipped
 
 from .spec import assert_valid
 

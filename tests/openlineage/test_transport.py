@@ -184,8 +184,8 @@ def test_concurrent_emitters_lose_and_repeat_nothing(tmp_path: Path, backend: Ba
 def test_built_events_round_trip_through_the_outbox(example: Any, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
+    from dagster_streamt.core.results import ModelResult
     from dagster_streamt.openlineage import DagsterRun, EventBuilder
-    from dagster_streamt.spark.results import ModelResult
 
     from .spec import assert_valid
 

@@ -1,0 +1,81 @@
+"""How a run reaches Spark, as plain data: which master or Connect URL, and the session conf.
+
+Shared by the embedded session and a locally started Spark Connect server, so both behave the
+same; no pyspark import, so the Dagster resource and the CLI can describe a setup without a JVM.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..spec.models import ConnectServer
+from ..spec.project import Project
+from .paths import ProjectPaths
+
+_LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """How to reach Spark; defaults come from ``runtime.spark``, any field can be overridden."""
+
+    master: str = "local[2]"
+    remote: str | None = None
+    app_name: str | None = None
+    conf: Mapping[str, str] = field(default_factory=dict)
+    connect_server: ConnectServer = field(default_factory=ConnectServer)
+
+    @classmethod
+    def from_project(cls, project: Project, **overrides: Any) -> SparkSettings:
+        rt = project.runtime.spark
+        base = cls(master=rt.master, remote=rt.remote, app_name=rt.app_name or f"streamt-{project.name}",
+                   conf=dict(rt.conf), connect_server=rt.connect_server)
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if "conf" in given:  # merged over the project's conf, not replacing it
+            given["conf"] = {**base.conf, **{str(k): str(v) for k, v in given["conf"].items()}}
+        return replace(base, **given)
+
+    @property
+    def mode(self) -> str:
+        """'connect' (a Spark Connect client), 'local' (embedded JVM) or 'cluster' (a master URL)."""
+        if self.remote or self.connect_server.start:
+            return "connect"
+        return "local" if _LOCAL.match(self.master) else "cluster"
+
+
+def _local_cores(master: str) -> int:
+    m = _LOCAL.match(master)
+    n = m.group(1) if m else None
+    if n is None:
+        return 1
+    if n == "*":
+        return os.cpu_count() or 2
+    return int(n)
+
+
+def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
+    """Small-machine defaults plus the project's conf (which wins). Shared by the embedded session and
+    a locally started Spark Connect server, so both behave the same."""
+    paths = ProjectPaths.from_project(project)
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.log.level": "ERROR",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.scheduler.mode": "FAIR",
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.sql.warehouse.dir": str(paths.warehouse / "_catalog"),
+        "spark.sql.streaming.numRecentProgressUpdates": "1000",
+    }
+    log_conf = Path(__file__).with_name("log4j2.properties")
+    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_conf}"
+    if _LOCAL.match(settings.master):
+        # Spark's default of 200 shuffle partitions makes tiny local jobs slow.
+        conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * _local_cores(settings.master)))
+    conf.update(settings.conf)
+    return conf
