@@ -118,7 +118,7 @@ def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:
     assert known.metadata["failing_rows"].value == nulls > 0
     live = evals["orders_clean_live"]  # the continuous test saw every micro-batch of the stream
     assert not live.passed and live.metadata["failing_rows"].value == nulls
-    from dagster_streamt.checks.violations import read_violations
+    from dagster_streamt.checks.violation_store import read_violations
 
     stored = read_violations(spark, load(shop).project, "orders_clean", result.run_id)
     rows = stored.collect()

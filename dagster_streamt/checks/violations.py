@@ -8,26 +8,11 @@ Each micro-batch's violations are written before its checkpoint commits, and the
 rows of its run, so a violation is kept even when the check fails, and nothing goes unchecked: when a
 test cannot be evaluated its query fails and the same rows are checked again by the next run.
 
-Layout (Parquet; ``run_id`` and ``test`` are Hive-style partitions, the rest is in the files)::
-
-    <warehouse>/<model>__violations/
-      data/run_id=<run>/test=<test>/batch-<n>-<stream>/   row and per-batch violations of micro-batch n
-      data/run_id=<run>/test=<test>/progress/              run-level violations (throughput)
-      _staging/                                           writes in progress, renamed into data/
-    <checkpoints>/<model>__violations/<test>/             the side query's checkpoint, plus
-      _streamt_stream.json                                its generation id (new after a reset)
-      _streamt_batches/<n>.json                           ledger: where batch n's violations are, rows
-
-Idempotent per (batch, test): a batch replayed after a crash (written, not committed) replaces its
-folder and deletes the copy an earlier run left (the ledger names it), so replays never duplicate.
-Everything is local-filesystem paths, like :class:`~dagster_streamt.spark.warehouse.Warehouse`.
+Where the violations are stored, and how replays stay exact, is :mod:`.violation_store`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -37,108 +22,46 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from pyspark.sql import DataFrame, Observation, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from ..core.files import atomic_write
 from ..core.results import ModelResult
 from ..spark.locks import FileLock
-from ..spark.paths import ProjectPaths, partition_folder
+from ..spark.paths import ProjectPaths
 from ..spark.warehouse import RegistryEntry, Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
 from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
-from .continuous import VIOLATIONS_SCHEMA, evaluation_mode, violations_frame
+from .continuous import evaluation_mode, violations_frame
 from .evaluate import check_max_lag, check_throughput
 from .kinds import KINDS
-from .results import AssertionResult, Severity, TestResult, Verdict, json_safe, severity_of
+from .results import AssertionResult, Severity, TestResult, Verdict, severity_of
 from .runner import _issue_result, run_test, short_error
 from .sql import build_test_sql, describe, ident
+from .violation_store import (
+    FILE_TIME,
+    LAST_ERROR,
+    LEDGER_KEEP,
+    PROGRESS,
+    TABLE_SCHEMA,
+    discard,
+    ledger_path,
+    literal_frame,
+    parse_record,
+    read_json,
+    store,
+    stream_id,
+    summary_row,
+    test_rel,
+    violations_name,
+    write_json,
+)
 
 Resolve = Callable[[str, str], str]
 
-TABLE_SCHEMA = f"{VIOLATIONS_SCHEMA}, run_id string"
-COLUMNS = ("record", "test", "assertion", "violation", "batch_id", "detected_at", "run_id")
-_FILE_COLUMNS = ("record", "assertion", "violation", "batch_id", "detected_at")  # test, run_id: the path
-_FILE_TIME = "__streamt_file_time"
-_STREAM_FILE = "_streamt_stream.json"
-_LEDGER = "_streamt_batches"
-_LAST_ERROR = "_streamt_last_error.json"
-_LEDGER_KEEP = 100  # only the last uncommitted batch can be replayed; older entries are dropped
-_PROGRESS = "progress"
 # Violation types of failing micro-batches and progress checks; offending records get the kind's
 # record_violation (continuous.VIOLATION_TYPES).
 AGGREGATE_VIOLATIONS: dict[str, str] = {n: k.batch_violation for n, k in sorted(KINDS.items()) if k.batch_violation}
-def violations_name(model: str) -> str:
-    return f"{model}__violations"
-
-
-def violations_dir(project: Project, model: str) -> Path:
-    """``<warehouse>/<model>__violations``: the table (``data/``) and its staging area."""
-    return Warehouse.for_project(project).root / violations_name(model)
-
-
-def _run_part(run_id: str) -> str:
-    return partition_folder("run_id", run_id)
-
-
-def _test_rel(run_id: str, test: str) -> str:
-    return f"{_run_part(run_id)}/{partition_folder('test', test)}"
-
-
-# -- small files: written atomically, so a crash leaves the old or the new content ----------------
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps(data, sort_keys=True))
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _stream_id(checkpoint: Path) -> str:
-    """The checkpoint's generation: batch ids restart at 0 after a reset, folder names must not."""
-    data = _read_json(checkpoint / _STREAM_FILE)
-    if data and data.get("stream"):
-        return str(data["stream"])
-    stream = uuid.uuid4().hex[:12]
-    _write_json(checkpoint / _STREAM_FILE, {"stream": stream, "created_at": datetime.now(UTC).isoformat()})
-    return stream
-
-
-def _ledger(checkpoint: Path, batch_id: int) -> Path:
-    return checkpoint / _LEDGER / f"{batch_id}.json"
-
-
-# -- folders: swapped with renames, so a replay replaces rather than duplicates ------------------
-def _discard(path: Path, staging: Path) -> None:
-    """Remove a folder readers may be listing: move it out of ``data/`` first, then delete it."""
-    if not path.exists():
-        return
-    staging.mkdir(parents=True, exist_ok=True)
-    trash = staging / f"old-{uuid.uuid4().hex}"
-    os.rename(path, trash)
-    shutil.rmtree(trash, ignore_errors=True)
-
-
-def _store(frame: DataFrame, final: Path, staging: Path) -> int:
-    """Write ``frame`` to ``final`` with overwrite semantics, in one job; no rows: ``final`` is removed."""
-    tmp = staging / f"new-{uuid.uuid4().hex}"
-    seen = Observation(f"streamt_violations_{uuid.uuid4().hex[:12]}")
-    try:
-        frame.select(*_FILE_COLUMNS).observe(seen, F.count(F.lit(1)).alias("rows")).write.parquet(str(tmp))
-        rows = int(seen.get.get("rows") or 0)
-        _discard(final, staging)
-        if rows:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(tmp, final)
-        return rows
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
 
 # -- relations other assertions read (relationships, custom SQL) -----------------------------------
 def stored_relations(spark: SparkSession, project: Project) -> Resolve:
@@ -172,20 +95,6 @@ def stored_relations(spark: SparkSession, project: Project) -> Resolve:
 
 
 # -- the side query's foreachBatch -------------------------------------------------------------
-def _summary(test: str, label: str, violation: str, batch_id: int | None, now: datetime,
-             record: dict[str, Any]) -> tuple[Any, ...]:
-    """A violation row whose record is a JSON summary (aggregate and progress assertions)."""
-    return json.dumps(json_safe(record), sort_keys=True), test, label, violation, batch_id, now
-
-
-def _literal_frame(spark: SparkSession, rows: list[tuple[Any, ...]]) -> DataFrame:
-    """Violation rows as SQL literals: unlike ``createDataFrame(list)`` no Python worker starts."""
-    types = [f.split(" ") for f in VIOLATIONS_SCHEMA.split(", ")]
-    structs = [F.struct(*(F.lit(v).cast(t).alias(n) for v, (n, t) in zip(row, types, strict=True))) for row in rows]
-    empty = F.array_repeat(F.struct(*(F.lit(None).cast(t).alias(n) for n, t in types)), 0)
-    return spark.range(1).select(F.inline(F.array(*structs) if structs else empty))
-
-
 @dataclass(frozen=True)
 class _BatchCheck:
     """foreachBatch function of one test's side query; plain fields, so Spark Connect can pickle it."""
@@ -204,30 +113,30 @@ class _BatchCheck:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
-        ledger = _ledger(checkpoint, batch_id)
-        previous = list((_read_json(ledger) or {}).get("written", []))
-        rel = f"{_test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}"
+        ledger = ledger_path(checkpoint, batch_id)
+        previous = list((read_json(ledger) or {}).get("written", []))
+        rel = f"{test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}"
         # Before writing: name every folder this batch may have (a crashed attempt's), for the cleanup.
-        _write_json(ledger, {"batch_id": batch_id, "state": "writing", "written": sorted({*previous, rel})})
+        write_json(ledger, {"batch_id": batch_id, "state": "writing", "written": sorted({*previous, rel})})
         now = self.now or datetime.now(UTC)
         batch.persist()
         try:
-            rows = batch.drop(_FILE_TIME) if self.file_time else batch
+            rows = batch.drop(FILE_TIME) if self.file_time else batch
             count = rows.count()
-            _store(self._violations(batch, rows, batch_id, now, count), data / rel, staging)
+            store(self._violations(batch, rows, batch_id, now, count), data / rel, staging)
         except Exception as exc:
-            _write_json(checkpoint / _LAST_ERROR, {"call": self.call_id, "batch_id": batch_id,
+            write_json(checkpoint / LAST_ERROR, {"call": self.call_id, "batch_id": batch_id,
                                                    "error": short_error(exc)})
             raise
         finally:
             batch.unpersist()
         for old in previous:
             if old != rel:
-                _discard(data / old, staging)
-        _write_json(ledger, {"batch_id": batch_id, "state": "done", "written": [rel], "run_id": self.run_id,
+                discard(data / old, staging)
+        write_json(ledger, {"batch_id": batch_id, "state": "done", "written": [rel], "run_id": self.run_id,
                              "call": self.call_id, "rows": count, "checked_at": now.isoformat()})
-        stale = _ledger(checkpoint, batch_id - _LEDGER_KEEP)
-        if (_read_json(stale) or {}).get("call") not in (None, self.call_id):  # this call reads its own back
+        stale = ledger_path(checkpoint, batch_id - LEDGER_KEEP)
+        if (read_json(stale) or {}).get("call") not in (None, self.call_id):  # this call reads its own back
             stale.unlink(missing_ok=True)
 
     def _violations(self, batch: DataFrame, rows: DataFrame, batch_id: int, now: datetime,
@@ -246,8 +155,8 @@ class _BatchCheck:
             if count and isinstance(a.params, MaxLag) and lag_column(self.project, self.test, a.params):
                 summaries += self._lag(batch, a, a.params, batch_id, now, count)
         if summaries:
-            frames.append(_literal_frame(spark, summaries))
-        return reduce(DataFrame.unionByName, frames) if frames else _literal_frame(spark, [])
+            frames.append(literal_frame(spark, summaries))
+        return reduce(DataFrame.unionByName, frames) if frames else literal_frame(spark, [])
 
     def _aggregates(self, rows: DataFrame, batch_id: int, now: datetime, count: int,
                     resolve: Resolve) -> list[tuple[Any, ...]]:
@@ -265,7 +174,7 @@ class _BatchCheck:
             if r.error or result.error:
                 raise RuntimeError(f"test {self.test.name}: {r.label}: {r.error or result.error}")
             if not r.passed:
-                out.append(_summary(self.test.name, r.label, AGGREGATE_VIOLATIONS.get(r.name, f"{r.name}_failed"),
+                out.append(summary_row(self.test.name, r.label, AGGREGATE_VIOLATIONS.get(r.name, f"{r.name}_failed"),
                                     batch_id, now, {"batch_id": batch_id, "rows": count, "failing": r.failing_rows,
                                                     "message": r.message, "observed": r.observed}))
         return out
@@ -277,7 +186,7 @@ class _BatchCheck:
         column = lag_column(self.project, self.test, p)
         assert column is not None
         newest = F.expr(f"unix_micros(CAST(max({ident(column)}) AS TIMESTAMP))")
-        written = F.expr(f"unix_micros(max(`{_FILE_TIME}`))") if self.file_time else F.lit(None)
+        written = F.expr(f"unix_micros(max(`{FILE_TIME}`))") if self.file_time else F.lit(None)
         row = batch.agg(newest.alias("event"), written.alias("written")).first()
         event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)
         event = event_us / 1e6 if event_us is not None else None
@@ -285,7 +194,7 @@ class _BatchCheck:
         verdict = check_max_lag(event, processing, p)
         if verdict.passed:
             return []
-        return [_summary(self.test.name, a.label, AGGREGATE_VIOLATIONS["max_lag"], batch_id, now, {
+        return [summary_row(self.test.name, a.label, AGGREGATE_VIOLATIONS["max_lag"], batch_id, now, {
             "batch_id": batch_id, "rows": count, "max_event_time": _iso(event), "processing_time": _iso(processing),
             "processing_time_from": "check_time" if written_us is None else "file_modification_time",
             "max_seconds": p.max_seconds, "message": verdict.message, **verdict.observed})]
@@ -396,7 +305,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
         rels, total, error = _check_rows(spark, project, output, test, parsed, run_id, data, staging, checkpoint,
                                          now, resolve)
     notes = _record_progress(spark, project, test, parsed, model, run_id, progress, data, staging, now)
-    rels.append(f"{_test_rel(run_id, test.name)}/{_PROGRESS}")
+    rels.append(f"{test_rel(run_id, test.name)}/{PROGRESS}")
     return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started)
 
 
@@ -411,12 +320,12 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     file_time = False
     if any(isinstance(a.params, MaxLag) for a in parsed):
         try:
-            stream = stream.withColumn(_FILE_TIME, F.col("_metadata.file_modification_time"))
+            stream = stream.withColumn(FILE_TIME, F.col("_metadata.file_modification_time"))
             file_time = True
         except Exception:  # a format without file metadata: the lag is measured at check time
             file_time = False
     check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
-                        _stream_id(checkpoint), now, resolve, file_time)
+                        stream_id(checkpoint), now, resolve, file_time)
     error: str | None = None
     batch_ids: list[int] = []
     query = None
@@ -426,7 +335,7 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
                  .start())
         query.awaitTermination()
     except Exception as exc:
-        last = _read_json(checkpoint / _LAST_ERROR) or {}
+        last = read_json(checkpoint / LAST_ERROR) or {}
         detail = last["error"] if last.get("call") == call_id else short_error(exc)
         error = f"continuous test {test.name}: {detail} (the rows of that micro-batch are checked again next run)"
     finally:
@@ -435,7 +344,7 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     rels: list[str] = []
     total = 0
     for batch_id in batch_ids:
-        done = _read_json(_ledger(checkpoint, batch_id)) or {}
+        done = read_json(ledger_path(checkpoint, batch_id)) or {}
         if done.get("call") == call_id and done.get("state") == "done":
             rels += done.get("written", [])
             total += int(done.get("rows") or 0)
@@ -467,12 +376,12 @@ def _record_progress(spark: SparkSession, project: Project, test: Test, parsed: 
                       "message": verdict.message}
             if isinstance(a.params, MaxLag):
                 detail["arrival_lag_seconds"] = progress.arrival_lag_s
-            rows.append(_summary(test.name, a.label, kind, None, at, detail))
-    final = data / _test_rel(run_id, test.name) / _PROGRESS
+            rows.append(summary_row(test.name, a.label, kind, None, at, detail))
+    final = data / test_rel(run_id, test.name) / PROGRESS
     if rows:
-        _store(_literal_frame(spark, rows), final, staging)
+        store(literal_frame(spark, rows), final, staging)
     else:
-        _discard(final, staging)
+        discard(final, staging)
     return notes
 
 
@@ -502,14 +411,6 @@ def _describe_sql(project: Project, test: Test, parsed: list[ParsedAssertion], m
     return out
 
 
-def _record(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (TypeError, json.JSONDecodeError):
-        return {"record": text}
-    return value if isinstance(value, dict) else {"record": value}
-
-
 def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], severity: Severity, model: str,
             data: Path, rels: list[str], total: int, error: str | None, notes: dict[str, Verdict],
             sql: dict[str, str], sample_rows: int, started: float) -> TestResult:
@@ -527,7 +428,7 @@ def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], seve
             counts.setdefault(r["assertion"], {})[r["violation"]] = int(r["__count"])
             kept = samples.setdefault(r["assertion"], [])
             if len(kept) < sample_rows:
-                kept.append(_record(r["record"]))
+                kept.append(parse_record(r["record"]))
     out: list[AssertionResult] = []
     for a in parsed:
         by_type = counts.get(a.label, {})
@@ -543,28 +444,4 @@ def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], seve
                       tuple(out), perf_counter() - started, total, sql["*"], error)
 
 
-def read_violations(spark: SparkSession, project: Project, model: str, run_id: str | None = None) -> DataFrame:
-    """Recorded violations of ``model``'s continuous tests (all runs, or one), for the UI and CLI."""
-    data = violations_dir(project, model) / "data"
-    path = data if run_id is None else data / _run_part(run_id)
-    if not path.is_dir():
-        return _literal_frame(spark, []).withColumn("run_id", F.lit(None).cast("string")).select(*COLUMNS)
-    return spark.read.schema(TABLE_SCHEMA).option("basePath", str(data)).parquet(str(path)).select(*COLUMNS)
-
-
-def reset_violations(project: Project, model: str, *, history: bool = False) -> None:
-    """Forget which rows the continuous tests of ``model`` checked (call it on a full refresh, so the
-    reprocessed output is checked again); recorded violations stay unless ``history`` is set."""
-    paths = ProjectPaths.from_project(project)
-    name = violations_name(model)
-    busy = f"cannot reset the continuous tests of model {model} while they run"
-    with FileLock(paths.checkpoint_lock(name), busy_message=busy, model=model):
-        shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
-        if history:
-            shutil.rmtree(violations_dir(project, model), ignore_errors=True)
-
-
-__all__ = [
-    "AGGREGATE_VIOLATIONS", "COLUMNS", "TABLE_SCHEMA", "read_violations", "reset_violations", "run_continuous_tests",
-    "stored_relations", "violations_dir", "violations_name",
-]
+__all__ = ["AGGREGATE_VIOLATIONS", "run_continuous_tests", "stored_relations"]

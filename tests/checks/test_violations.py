@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.checks.violations import read_violations, reset_violations, run_continuous_tests
+from dagster_streamt.checks.violation_store import read_violations, reset_violations
+from dagster_streamt.checks.violations import run_continuous_tests
 from dagster_streamt.spark import ModelResult, ProjectPaths
 from dagster_streamt.spec.project import Project
 
