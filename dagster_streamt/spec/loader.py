@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from .column_tests import column_tests
 from .compat import NOTE_KEYS, KeyMeaning, note_for, walk_keys
 from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
