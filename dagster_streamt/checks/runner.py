@@ -70,12 +70,13 @@ def _aggregate(spark: SparkSession, built: TestSql) -> tuple[dict[str, Any], dic
         if not errors:  # the parts run alone but not together: blame the whole statement
             errors = {a.assertion.index: short_error(whole) for a in built.assertions if a.sql}
         if "total" not in values:
-            values["total"] = spark.sql(f"SELECT count(*) AS total FROM {built.relation}").first()[0]
+            counted = spark.sql(f"SELECT count(*) AS total FROM {built.relation}").first()
+            values["total"] = counted[0] if counted is not None else 0
         return values, errors
 
 
-def _sample(spark: SparkSession, built: TestSql, a: AssertionSql, rows: int) -> tuple[list[dict[str, Any]], str]:
-    query = built.sample_query(a, rows) if rows > 0 else None
+def _sample(spark: SparkSession, built: TestSql, a: AssertionSql, limit: int) -> tuple[list[dict[str, Any]], str]:
+    query = built.sample_query(a, limit) if limit > 0 else None
     if query is None:
         return [], ""
     try:
@@ -152,10 +153,10 @@ def run_test(spark: SparkSession, test: Test, relation: str, *, resolve: Resolve
             results[idx] = _result(a, verdict, total, sample)
     except Exception as exc:  # the relation itself is unusable: every assertion errors
         error = short_error(exc)
-        for a in parsed:
-            if a.index not in results:
-                results[a.index] = AssertionResult(a.index, a.name, a.label, False, 0, 0, a.name, error=error,
-                                                   message=error)
+        for pa in parsed:
+            if pa.index not in results:
+                results[pa.index] = AssertionResult(pa.index, pa.name, pa.label, False, 0, 0, pa.name, error=error,
+                                                    message=error)
     finally:
         if cached is not None:
             spark.catalog.dropTempView(view.strip("`"))

@@ -315,7 +315,7 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
     entry, source_dir = output
     call_id = uuid.uuid4().hex
-    stream = (spark.readStream.format(entry.format).options(**entry.options).schema(entry.schema())
+    stream = (spark.readStream.format(entry.format).options(**entry.options).schema(entry.stored_schema())
               .load(str(source_dir)))
     file_time = False
     if any(isinstance(a.params, MaxLag) for a in parsed):

@@ -101,7 +101,7 @@ class _Compiler:
                            hint='read inputs with {{ source("...") }} or {{ ref("...") }}')
         return CompiledModel(
             name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs)),
-            sources=tuple(sorted(rendered.sources)), from_=model.from_, sql_hash=_hash(rendered.sql),
+            sources=tuple(sorted(rendered.sources)), from_=model.from_model, sql_hash=_hash(rendered.sql),
             partition_vars=rendered.uses_partition,
         )
 

@@ -129,7 +129,7 @@ def _fast_eval(tree: nodes.Template, ns: dict[str, Any]) -> str | None:
         elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name in ns \
                 and not node.kwargs and node.dyn_args is None and node.dyn_kwargs is None \
                 and all(isinstance(a, nodes.Const) for a in node.args) and callable(ns[node.node.name]):
-            parts.append(str(ns[node.node.name](*(a.value for a in node.args))))
+            parts.append(str(ns[node.node.name](*(a.value for a in node.args if isinstance(a, nodes.Const)))))
         elif isinstance(node, nodes.Name) and node.name in ns and not callable(ns[node.name]):
             parts.append(str(ns[node.name]))
         else:

@@ -81,17 +81,17 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
         inputs: list[tuple[NodeRef | str, str, int]] = [(r, "consumes", i) for i, r in enumerate(e.consumes)]
         inputs += [(r, "depends_on", i) for i, r in enumerate(e.depends_on)]
         for ref, key, i in inputs:
-            target = _resolve_ref(project, compiled, ref)
-            if target is None:
+            found = _resolve_ref(project, compiled, ref)
+            if found is None:
                 _missing(diags, project, name, key, i, ref, models)
             else:
-                g.add_edge(target, me)
+                g.add_edge(found, me)
         for i, ref in enumerate(e.produces):
-            target = _resolve_ref(project, compiled, ref)
-            if target is None:
+            found = _resolve_ref(project, compiled, ref)
+            if found is None:
                 _missing(diags, project, name, "produces", i, ref, models)
             else:
-                g.add_edge(me, target)
+                g.add_edge(me, found)
 
     g.freeze()
     cycles, extra = find_cycles(g)

@@ -181,7 +181,7 @@ def _fallback(name: str, declared: list[str], walker: ModelWalker) -> ModelColum
 
 
 def lineage_cache_key(
-    models: Mapping[str, str],
+    models: Mapping[str, str | None],
     source_schemas: Mapping[str, Sequence[str]],
     declared_columns: Mapping[str, Sequence[str]] | None = None,
 ) -> str:

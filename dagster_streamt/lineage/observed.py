@@ -51,7 +51,9 @@ def _node(index: dict[tuple[str, str], str], ds: dict[str, object]) -> str:
         parent = name.rstrip("/").rsplit("/", 1)[0] if "/" in name else name
         hit = index.get((ns, parent))
     if hit is None:
-        for link in ((ds.get("facets") or {}).get("symlinks") or {}).get("identifiers", []):  # type: ignore[union-attr]
+        facets = ds.get("facets")
+        symlinks = facets.get("symlinks") if isinstance(facets, dict) else None
+        for link in (symlinks.get("identifiers") or [] if isinstance(symlinks, dict) else []):
             hit = index.get((str(link.get("namespace")), str(link.get("name"))))
             if hit:
                 break

@@ -108,10 +108,10 @@ def propagate_classification(loaded: LoadedProject, lineage: ProjectColumnLineag
             for edge in ml.fields.get(col, ()):
                 if edge.type != "DIRECT":
                     continue
-                up = carried.get((edge.source.relation, edge.source.column))
-                if up:
-                    classes |= up[0]
-                    origins |= up[1]
+                came = carried.get((edge.source.relation, edge.source.column))
+                if came:
+                    classes |= came[0]
+                    origins |= came[1]
             method = masked.get(col.lower())
             if method is not None:
                 # a partial mask leaves part of the value: a highly sensitive column stays one

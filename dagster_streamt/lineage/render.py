@@ -92,11 +92,16 @@ def ascii_graph(graph: Graph, keep: set[str] | None = None) -> str:
     return "\n".join(out) if out else "(no nodes)"
 
 
-def subgraph(graph: Graph, ids: Iterable[str]) -> dict[str, object]:
+def _kept(graph: Graph, ids: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The data nodes among ``ids`` (sorted) and the edges between them."""
     keep = sorted(i for i in set(ids) if graph.nodes[i].type in DATA_TYPES)
     keep_set = set(keep)
-    edges = [{"from": s, "to": d} for s, d in graph.edges() if s in keep_set and d in keep_set]
-    return {"nodes": [graph.nodes[i].to_dict() for i in keep], "edges": edges}
+    return keep, [(s, d) for s, d in graph.edges() if s in keep_set and d in keep_set]
+
+
+def subgraph(graph: Graph, ids: Iterable[str]) -> dict[str, object]:
+    keep, edges = _kept(graph, ids)
+    return {"nodes": [graph.nodes[i].to_dict() for i in keep], "edges": [{"from": s, "to": d} for s, d in edges]}
 
 
 def to_json(graph: Graph, ids: Iterable[str], focus: str | None = None, with_impact: bool = False) -> str:
@@ -113,16 +118,16 @@ def _mermaid_id(nid: str) -> str:
 
 
 def to_mermaid(graph: Graph, ids: Iterable[str], focus: str | None = None) -> str:
-    doc = subgraph(graph, ids)
+    keep, edges = _kept(graph, ids)
     lines = ["graph LR"]
     shapes = {"source": ('[("', '")]'), "model": ('["', '"]'), "exposure": ('{{"', '"}}')}
-    for node in doc["nodes"]:  # type: ignore[union-attr]
-        n = graph.nodes[node["id"]]  # type: ignore[index]
+    for nid in keep:
+        n = graph.nodes[nid]
         left, right = shapes[n.type]
         text = label(n).replace('"', "'")
         lines.append(f"    {_mermaid_id(n.id)}{left}{text}{right}")
-    for edge in doc["edges"]:  # type: ignore[union-attr]
-        lines.append(f"    {_mermaid_id(edge['from'])} --> {_mermaid_id(edge['to'])}")  # type: ignore[index]
+    for s, d in edges:
+        lines.append(f"    {_mermaid_id(s)} --> {_mermaid_id(d)}")
     lines += [
         "    classDef source fill:#fee2e2,stroke:#ef4444",
         "    classDef model fill:#e0e7ff,stroke:#5046e5",
@@ -130,7 +135,7 @@ def to_mermaid(graph: Graph, ids: Iterable[str], focus: str | None = None) -> st
         "    classDef focus stroke-width:4px",
     ]
     for kind in DATA_TYPES:
-        members = [_mermaid_id(n["id"]) for n in doc["nodes"] if n["type"] == kind]  # type: ignore[index,union-attr]
+        members = [_mermaid_id(nid) for nid in keep if graph.nodes[nid].type == kind]
         if members:
             lines.append(f"    class {','.join(members)} {kind}")
     if focus:

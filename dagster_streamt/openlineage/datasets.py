@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, StaticDataset
+from openlineage.client.generated.base import DatasetFacet, InputDatasetFacet
 
 from ..compile.modes import appends
 from ..core.loaded import LoadedProject
@@ -106,11 +107,12 @@ class ProjectDatasets:
             checks = [a for a in assertions if a.target == node]
             for ds in self.relation(rel):
                 facets = F.compact({"schema": F.schema(self.schema_of(rel)), "symlinks": F.symlinks(ds)})
-                checks_facet = F.maybe({"dataQualityAssertions": F.assertions(checks)})
+                checks_facet: dict[str, InputDatasetFacet] | None = F.maybe(
+                    {"dataQualityAssertions": F.assertions(checks)})
                 out.append(InputDataset(ds.namespace, ds.name, checks_facet, facets=facets))
         return sorted(out, key=lambda d: (d.namespace, d.name))
 
-    def output_facets(self, model: str, observed: Sequence[tuple[str, str]] = ()) -> dict[str, object]:
+    def output_facets(self, model: str, observed: Sequence[tuple[str, str]] = ()) -> dict[str, DatasetFacet]:
         ds = self.naming.model(model)
         m = self.project.models[model]
         lineage = self.columns.models.get(model) if self.columns is not None else None

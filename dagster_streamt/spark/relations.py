@@ -8,6 +8,7 @@ from the warehouse registry, so any model can run alone; a view is recreated fro
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
@@ -282,11 +283,12 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         return stats
     if entry.layout == "partitioned":
         df = _read_partitions(ctx, entry, inp)
-        location = ctx.warehouse.data_dir(inp.name)
+        location: Path = ctx.warehouse.data_dir(inp.name)
     else:
-        location = ctx.warehouse.table_location(inp.name)
-        if location is None:
+        found = ctx.warehouse.table_location(inp.name)
+        if found is None:
             raise not_materialized(inp.name)
+        location = found
         reader = ctx.spark.read.format(entry.format).options(**entry.options)
         schema = entry.schema()
         if schema is not None:
@@ -318,12 +320,12 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
         _watermarked(ctx.spark.sql(rendered.sql), inp).createOrReplaceTempView(inp.view)
         return stats
     entry = ctx.warehouse.read_entry(inp.name)
-    if entry is None or entry.schema() is None:
+    schema = entry.schema() if entry is not None else None
+    if entry is None or schema is None:
         raise not_materialized(inp.name)
     data = ctx.warehouse.data_dir(inp.name)
     data.mkdir(parents=True, exist_ok=True)
-    df = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.schema())
-          .load(str(data)))
+    df = ctx.spark.readStream.format(entry.format).options(**entry.options).schema(schema).load(str(data))
     _watermarked(_counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
     return InputStats()
 

@@ -52,8 +52,9 @@ def _connect(project: Project, settings: SparkSettings, conf: Mapping[str, str])
         url = ensure_connect_server(project, settings, conf)
     assert url is not None
     # Only SQL settings can be changed by a client; static ones belong to the server.
-    runtime = {k: v for k, v in conf.items() if k.startswith("spark.sql.") and
-               k not in ("spark.sql.catalogImplementation", "spark.sql.warehouse.dir")}
+    runtime: dict[str, str | int | float | bool | None] = {
+        k: v for k, v in conf.items() if k.startswith("spark.sql.") and
+        k not in ("spark.sql.catalogImplementation", "spark.sql.warehouse.dir")}
     try:
         # pyspark's own builder: it also switches pyspark.sql.functions to Connect for this process.
         return SparkSession.builder.remote(url).config(map=runtime).getOrCreate()

@@ -77,9 +77,9 @@ def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
             raise ModelRunError(f"sink {model.name}: a {fmt} sink needs `sink.path:` (a folder, relative to the "
                                 "project)", model.name)
         given = ctx.project.resolve_path(resolved.path)
-        path = given.parent.resolve() / given.name  # not resolved itself: a file export is a symlink
+        folder = given.parent.resolve() / given.name  # not resolved itself: a file export is a symlink
         options.update({k: v for k, v in format_options(fmt).items() if k not in options})
-        return Target(fmt, options, str(path), str(path), model.name)
+        return Target(fmt, options, str(folder), str(folder), model.name)
     if fmt == "jdbc":
         missing = [k for k in ("url", "dbtable") if k not in options]
         if missing:
@@ -319,9 +319,10 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
     template = _template(model)
     rendered = render(ctx, model, "batch", template)
     incremental = _reads_stream(ctx, rendered)
-    target = replace(target, plan=plan_sink(ctx.project, model, incremental))
-    if target.format == "jdbc" and (incremental or target.plan is None or target.plan.mode != "append"):
-        require_jvm(ctx.spark, model.name, f"a {'streaming' if incremental else target.plan.mode} jdbc sink")
+    plan = plan_sink(ctx.project, model, incremental)
+    target = replace(target, plan=plan)
+    if target.format == "jdbc" and (incremental or plan.mode != "append"):
+        require_jvm(ctx.spark, model.name, f"a {'streaming' if incremental else plan.mode} jdbc sink")
     if incremental:
         return _stream_sink(ctx, model, target, template, full_refresh, start)
     # One run at a time publishes this sink; a concurrent run waits, then publishes its own snapshot.
@@ -342,19 +343,20 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
                  start: float) -> ModelResult:
     name = model.name
     checkpoint = ctx.paths.checkpoint(name)
-    assert target.plan is not None
+    plan = target.plan
+    assert plan is not None
     with checkpoint_lock(ctx, name, "streaming sink"):
         if full_refresh:
             reset_model(ctx.paths, name)
         rendered = render(ctx, model, "stream", template)
         stats = register(ctx, rendered)
         df = ctx.spark.sql(rendered.sql)
-        check_key_columns(ctx.project, model, target.plan.key, df.columns)
+        check_key_columns(ctx.project, model, plan.key, df.columns)
         target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
         out = df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
         checkpoint.mkdir(parents=True, exist_ok=True)
         writer = out.writeStream.queryName(f"{name}__{ctx.run_id}").foreachBatch(_SinkBatch(target, str(checkpoint)))
-        if target.plan.mode == "upsert":
+        if plan.mode == "upsert":
             writer = writer.outputMode("update")  # changed groups of an aggregate are upserted by key
         try:
             query = (writer.option("checkpointLocation", str(checkpoint))

@@ -80,7 +80,8 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
     assert kafka is not None
     if entry.layout != "stream":  # the whole current result, once per run
         location = ctx.warehouse.table_location(model.name)
-        df = ctx.spark.read.format(entry.format).options(**entry.options).schema(entry.schema()).load(str(location))
+        reader = ctx.spark.read.format(entry.format).options(**entry.options).schema(entry.stored_schema())
+        df = reader.load(str(location))
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
             staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{Path(str(location)).name}"
@@ -94,7 +95,7 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
     checkpoint = ctx.paths.checkpoint(name)
     with checkpoint_lock(ctx, name, "topic publication"):
         data = ctx.warehouse.data_dir(model.name)
-        stream = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.schema())
+        stream = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.stored_schema())
                   .load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ from pyspark.sql.types import StructType
 
 from ..core.files import atomic_write
 from ..spec.project import Project
+from .errors import ModelRunError
 from .locks import FileLock
 from .paths import ProjectPaths
 from .test_hooks import pause_point
@@ -51,6 +52,14 @@ class RegistryEntry:
 
     def schema(self) -> StructType | None:
         return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
+
+    def stored_schema(self) -> StructType:
+        """The schema rows were written with; a registry entry without one predates this version."""
+        schema = self.schema()
+        if schema is None:
+            raise ModelRunError(f"model {self.name}: the warehouse records no schema for it; "
+                                f"rebuild it with `streamt run --full-refresh -s {self.name}`")
+        return schema
 
 
 class Warehouse:

@@ -175,8 +175,8 @@ class _Loader:
 
         settings = self._settings(root_data, root_lm, overlay_lm)
         if settings is None:
-            info, runtime, defaults, rules, variables = (
-                ProjectInfo(name="unnamed"), Runtime(), Defaults(), Rules(), {})
+            variables: dict[str, Any] = {}
+            info, runtime, defaults, rules = ProjectInfo(name="unnamed"), Runtime(), Defaults(), Rules()
         else:
             info, runtime, defaults, rules, variables = settings
 
@@ -373,7 +373,7 @@ class _Loader:
 
     def _settings(self, data: dict[str, Any], lm: LineMap, overlay: LineMap | None) -> tuple[
             ProjectInfo, Runtime, Defaults, Rules, dict[str, Any]] | None:
-        env_part = {k: data[k] for k in ("runtime", "defaults", "rules") if k in data}
+        env_part: dict[str, Any] = {k: data[k] for k in ("runtime", "defaults", "rules") if k in data}
         env_loc = EntityLocation(lm.file, (), lm)
         env_part = self._interpolate(env_part, env_loc, "settings")
         if "project" not in data:

@@ -36,7 +36,9 @@ class SchemaError(ValueError):
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """Split on ``sep`` outside ``<>``/``()``."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "<(":
             depth += 1

@@ -48,13 +48,13 @@ class SqlFeatures:
         return ", ".join(parts) if parts else "stateless SELECT/WHERE"
 
 
-def _name(node: exp.Expression) -> str:
+def _name(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.this).upper()
     return node.sql_name().upper() if isinstance(node, exp.Func) else ""
 
 
-def analyze(tree: exp.Expression) -> SqlFeatures:
+def analyze(tree: exp.Expr) -> SqlFeatures:
     windows: set[str] = set()
     tvf = False
     for fn in tree.find_all(exp.Anonymous, exp.Func):
@@ -75,7 +75,7 @@ def analyze(tree: exp.Expression) -> SqlFeatures:
     return SqlFeatures(tuple(sorted(windows)), tvf, aggregation, _joins(tree), distinct, order_by, over)
 
 
-def _joins(tree: exp.Expression) -> tuple[str, ...]:
+def _joins(tree: exp.Expr) -> tuple[str, ...]:
     kinds: set[str] = set()
     for select in tree.find_all(exp.Select):
         joins = select.args.get("joins") or []

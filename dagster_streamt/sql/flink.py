@@ -53,7 +53,7 @@ class _State:
     static: list[str] = field(default_factory=list)
 
 
-def interval_text(node: exp.Expression) -> str:
+def interval_text(node: exp.Expr) -> str:
     """``INTERVAL '5' MINUTE`` -> ``'5 minutes'`` (Spark's window duration strings)."""
     if isinstance(node, exp.Interval):
         value = node.this.name if isinstance(node.this, exp.Literal) else node.this.sql("spark")
@@ -69,15 +69,15 @@ def interval_text(node: exp.Expression) -> str:
     raise TranslationError("window size", f"a window size must be an INTERVAL, got {node.sql('spark')}")
 
 
-def _name(node: exp.Expression) -> str:
+def _name(node: exp.Expr) -> str:
     return str(node.this).upper() if isinstance(node, exp.Anonymous) else ""
 
 
-def _call(name: str, *args: exp.Expression) -> exp.Anonymous:
+def _call(name: str, *args: exp.Expr) -> exp.Anonymous:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
-def _field(struct: str, prop: str) -> exp.Expression:
+def _field(struct: str, prop: str) -> exp.Expr:
     col = exp.column(prop if prop != "rowtime" else "end", table=struct)
     if prop == "rowtime":  # Flink's rowtime is the last millisecond of the window
         return exp.Sub(this=col, expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.var("MILLISECOND")))
@@ -88,7 +88,7 @@ def _group_window(select: exp.Select, state: _State) -> None:
     group = select.args.get("group")
     if group is None:
         return
-    found: tuple[str, exp.Expression] | None = None
+    found: tuple[str, exp.Expr] | None = None
     for item in list(group.expressions):
         name = _name(item)
         if name not in GROUP_WINDOWS:
@@ -136,7 +136,7 @@ def _tvf(table: exp.Table, state: _State) -> None:
     else:
         window = _call("window", ts.copy(), exp.Literal.string(interval_text(sizes[0])))
     inner = exp.select(exp.Star(), exp.alias_(window, WINDOW_COLUMN)).from_(relation)
-    end: exp.Expression = exp.column("end", table=WINDOW_COLUMN)
+    end: exp.Expr = exp.column("end", table=WINDOW_COLUMN)
     if name == "CUMULATE":  # each row is in every cumulative window of its base window that ends after it
         count, unit = interval_text(sizes[0]).split()
         step = exp.Interval(this=exp.Literal.string(count), unit=exp.var(unit.upper().rstrip("S")))
@@ -160,7 +160,7 @@ def _tvf(table: exp.Table, state: _State) -> None:
         _tvf_columns(outer, end)
 
 
-def _tvf_columns(select: exp.Select, end: exp.Expression) -> None:
+def _tvf_columns(select: exp.Select, end: exp.Expr) -> None:
     """In the query over a window TVF: ``window_start``/``window_end``/``window_time`` read the window,
     and grouping by them groups by the window itself (so Spark sees an event-time window)."""
     fields = {"window_start": exp.column("start", table=WINDOW_COLUMN), "window_end": end,
@@ -182,7 +182,7 @@ def _tvf_columns(select: exp.Select, end: exp.Expression) -> None:
         col.replace(replacement)
 
 
-def _temporal_joins(tree: exp.Expression, state: _State) -> None:
+def _temporal_joins(tree: exp.Expr, state: _State) -> None:
     for version in list(tree.find_all(exp.Version)):
         table = version.find_ancestor(exp.Table)
         version.pop()
@@ -194,7 +194,7 @@ def _temporal_joins(tree: exp.Expression, state: _State) -> None:
                            "micro-batch runs), not the version as of each row's time")
 
 
-def _functions(tree: exp.Expression, state: _State, streaming: bool) -> None:
+def _functions(tree: exp.Expr, state: _State, streaming: bool) -> None:
     for call in list(tree.find_all(exp.Anonymous)):
         name = _name(call)
         if name in NO_SPARK:
@@ -222,7 +222,7 @@ def _functions(tree: exp.Expression, state: _State, streaming: bool) -> None:
             state.changed = True
 
 
-def _interval_join_columns(tree: exp.Expression, state: _State) -> None:
+def _interval_join_columns(tree: exp.Expr, state: _State) -> None:
     """The time columns an interval join compares (``a.ts BETWEEN b.ts - INTERVAL ...``): both sides need
     a watermark for Spark to bound the join's state."""
     for select in tree.find_all(exp.Select):

@@ -123,7 +123,7 @@ def _tvf_edits(tokens: list[Token], table_index: int) -> list[tuple[int, int, st
     return edits
 
 
-def restore(tree: exp.Expression) -> exp.Expression:
+def restore(tree: exp.Expr) -> exp.Expr:
     """Give placeholder calls their real names back (in place; the tree is freshly parsed)."""
     for node in tree.find_all(exp.Anonymous):
         real = _RESTORE.get(str(node.this).upper())

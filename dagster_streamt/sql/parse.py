@@ -80,7 +80,7 @@ def _line(exc: Exception) -> int:
     return 1
 
 
-def output_columns(tree: exp.Expression) -> tuple[str, ...] | None:
+def output_columns(tree: exp.Expr) -> tuple[str, ...] | None:
     """Names of the query's output columns; None when a star hides them."""
     query = tree
     while isinstance(query, exp.SetOperation):

@@ -146,7 +146,7 @@ class _TestChecker:
                      did_you_mean(p.target_field, schema.columns) or f"columns: {', '.join(schema.columns)}")
 
     def check_custom_sql(self, a: ParsedAssertion, p: CustomSql) -> None:
-        text = p.sql if p.sql is not None else p.where
+        text = p.sql if p.sql is not None else (p.where or "")  # params hold exactly one of the two
         key = "sql" if p.sql is not None else "where"
         if p.sql is not None:
             try:
