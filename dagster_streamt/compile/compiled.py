@@ -30,7 +30,6 @@ class CompiledModel:
     features: SqlFeatures | None = None  # windows, aggregations, joins: None when the SQL did not parse
     spark_sql: str | None = None  # the Flink SQL translated for Spark; None when Spark runs `sql` as written
     time_columns: tuple[str, ...] = ()  # the columns windows and interval joins are computed on
-    partition_vars: bool = False  # SQL uses {{ partition_start }} / {{ partition_end }}
 
     @property
     def upstream_models(self) -> tuple[str, ...]:
@@ -43,4 +42,3 @@ class CompiledModel:
 @dataclass(frozen=True)
 class CompiledProject:
     models: dict[str, CompiledModel] = field(default_factory=dict)
-    content_hash: str = ""

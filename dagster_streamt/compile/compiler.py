@@ -102,7 +102,6 @@ class _Compiler:
         return CompiledModel(
             name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs)),
             sources=tuple(sorted(rendered.sources)), from_=model.from_model, sql_hash=_hash(rendered.sql),
-            partition_vars=rendered.uses_partition,
         )
 
     def _compile_from(self, model: Model, template: str, mat: str) -> CompiledModel:
@@ -208,7 +207,4 @@ def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | Non
               for n, cm in inferred.models.items()}
     project.secrets |= compiler.resolver.secrets
     project.env_used.update(compiler.resolver.used)
-    digest = hashlib.sha256()
-    for name, cm in sorted(models.items()):
-        digest.update(json.dumps([name, cm.materialized, cm.sql_hash, cm.upstream_models, cm.sources]).encode())
-    return CompiledProject(models=models, content_hash=digest.hexdigest()), compiler.diags
+    return CompiledProject(models=models), compiler.diags

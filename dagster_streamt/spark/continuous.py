@@ -117,10 +117,6 @@ class ContinuousRunner:
         """Ask :meth:`run` to stop the queries gracefully and return (safe from any thread or signal handler)."""
         self._stop.set()
 
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
     def run(self) -> dict[str, StreamEvent]:
         """Start the models and supervise them until :meth:`stop` or until none is left running.
 

@@ -191,10 +191,6 @@ class Diagnostics:
     def has_errors(self) -> bool:
         return any(d.is_error for d in self._items)
 
-    @property
-    def has_blocking(self) -> bool:
-        return any(d.blocks for d in self._items)
-
     def __len__(self) -> int:
         return len(self._items)
 

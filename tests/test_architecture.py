@@ -1,0 +1,196 @@
+"""The package's shape, checked from its own source: layering, no import cycles, one SQL front end,
+small modules, public Dagster API only. These rules are what keep a feature to one place."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dagster_streamt"
+MAX_LINES = 500
+SQLGLOT_PARSERS = {"parse", "parse_one", "transpile", "tokenize", "Tokenizer", "Parser", "Dialect"}
+
+# room -> rooms (top-level subpackages or modules of dagster_streamt) it must not import, even lazily
+FORBIDDEN = {
+    "core": {"api", "spec", "compile", "graph", "sql", "lineage", "checks", "validation", "spark", "dagster", "cli",
+             "openlineage", "docs_site", "manifest"},
+    "spec": {"api", "compile", "graph", "sql", "lineage", "checks", "validation", "spark", "dagster", "cli",
+             "openlineage", "docs_site"},
+    "sql": {"api", "compile", "graph", "lineage", "checks", "validation", "spark", "dagster", "cli", "openlineage",
+            "docs_site"},
+    "graph": {"api", "lineage", "checks", "validation", "spark", "dagster", "cli", "openlineage", "docs_site"},
+    "compile": {"api", "graph", "lineage", "checks", "validation", "spark", "dagster", "cli", "openlineage",
+                "docs_site"},
+    "lineage": {"api", "spark", "dagster", "cli", "docs_site"},
+    "validation": {"api", "spark", "dagster", "cli", "docs_site"},
+    "spark": {"api", "dagster", "cli", "docs_site", "validation"},
+    "openlineage": {"dagster", "cli", "docs_site"},
+    "dagster": {"cli"},
+}
+# third-party engines a room must not import (the lineage CLI and validation stay fast without them)
+NO_ENGINES = {
+    "core": {"pyspark", "dagster", "sqlglot", "pydantic"},
+    "spec": {"pyspark", "dagster", "sqlglot"},
+    "graph": {"pyspark", "dagster", "sqlglot"},
+    "lineage": {"pyspark", "dagster"},
+    "validation": {"pyspark", "dagster"},
+    "compile": {"pyspark", "dagster"},
+    "sql": {"pyspark", "dagster"},
+    "spark": {"dagster"},
+}
+
+
+def _module_name(path: Path) -> tuple[str, bool]:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    return ".".join(parts[:-1] if is_package else parts), is_package
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(n) for n in ast.walk(node)}
+    return skip
+
+
+@cache
+def _imports() -> dict[str, set[str]]:
+    """module -> every dotted name it imports at run time (function-level imports included)."""
+    out: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name, is_package = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _type_checking_nodes(tree)
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    stem = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    stem = node.module or ""
+                found.add(stem)
+                found |= {f"{stem}.{a.name}" for a in node.names}
+        out[name] = found
+    return out
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _internal_edges() -> dict[str, set[str]]:
+    modules = set(_imports())
+    edges: dict[str, set[str]] = {}
+    for mod, names in _imports().items():
+        # importing a parent package (re-exports) is not a dependency on the importer's siblings
+        edges[mod] = {n for n in names if n in modules and n != mod and not mod.startswith(n + ".")}
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(_internal_edges()) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("room", sorted(FORBIDDEN))
+def test_layering(room: str) -> None:
+    bad = sorted(f"{mod} imports {name}" for mod, names in _imports().items() if _room(mod) == room
+                 for name in names if name.startswith("dagster_streamt.") and _room(name) in FORBIDDEN[room])
+    assert bad == []
+
+
+@pytest.mark.parametrize("room", sorted(NO_ENGINES))
+def test_rooms_without_engines(room: str) -> None:
+    bad = sorted(f"{mod} imports {name}" for mod, names in _imports().items() if _room(mod) == room
+                 for name in names if name.split(".")[0] in NO_ENGINES[room])
+    assert bad == []
+
+
+def test_one_sql_front_end() -> None:
+    """Only ``dagster_streamt.sql`` tokenizes or parses SQL; everyone else walks its trees."""
+    bad = []
+    for mod, names in _imports().items():
+        if _room(mod) == "sql":
+            continue
+        bad += [f"{mod} imports {n}" for n in names if n.startswith("sqlglot.") and n.split(".")[-1] in SQLGLOT_PARSERS]
+    for path in PACKAGE.rglob("*.py"):
+        mod, _ = _module_name(path)
+        if _room(mod) != "sql":
+            text = path.read_text(encoding="utf-8")
+            bad += [f"{mod} calls sqlglot.{f}" for f in sorted(SQLGLOT_PARSERS) if f"sqlglot.{f}(" in text]
+    assert bad == []
+
+
+def test_no_module_over_the_limit() -> None:
+    long = sorted(f"{p.relative_to(PACKAGE)}: {n} lines" for p in PACKAGE.rglob("*.py")
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    assert long == []
+
+
+def test_public_dagster_api_only() -> None:
+    bad = sorted(f"{mod} imports {n}" for mod, names in _imports().items() for n in names
+                 if n.startswith("dagster._"))
+    assert bad == []
+
+
+def test_plain_data_imports_need_no_engine() -> None:
+    """The lineage CLI, validation and the Spark package's plain-data modules load without pyspark."""
+    code = ("import sys; import dagster_streamt.api, dagster_streamt.spark, dagster_streamt.spark.paths, "
+            "dagster_streamt.spark.settings, dagster_streamt.core.results, dagster_streamt.validation, "
+            "dagster_streamt.checks; "
+            "print(sorted(m for m in ('pyspark', 'dagster') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout.strip()
+    assert out == "[]"
