@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
 from .assertions import AssertionIssue, ParsedAssertion, parse_assertions
-from .evaluate import check_max_lag, check_throughput, check_types
+from .evaluate import check_max_lag, check_throughput
 from .kinds import KINDS, Evidence, StreamProgress
 from .results import AssertionResult, TestResult, Verdict, json_safe, severity_of, target_of
 from .sql import AssertionSql, TestSql, build_test_sql
@@ -211,7 +211,7 @@ def run_schema_test(df: DataFrame, test: Test, *, resolve: Resolve | None = None
             if error:
                 verdict = Verdict(False)
             elif a.kind == "schema":
-                verdict = check_types(a.assertion.params, types)  # type: ignore[arg-type]
+                verdict = KINDS[a.assertion.name].verdict(a, Evidence(types=types))
             else:
                 verdict = Verdict(not missing, len(missing), "; ".join(missing))
             results[a.assertion.index] = _result(a, verdict, 0, error=error)

@@ -59,8 +59,8 @@ def _event_column(model: Model, cm: CompiledModel, project: Project) -> str | No
     if model.event_time is not None:
         return model.event_time.column
     outputs = {c.lower() for c in cm.output_columns} if cm.output_columns is not None else None
-    candidates = [project.sources[s].event_time.column for s in cm.sources  # type: ignore[union-attr]
-                  if s in project.sources and project.sources[s].event_time is not None]
+    times = [project.sources[s].event_time for s in cm.sources if s in project.sources]
+    candidates = [t.column for t in times if t is not None]
     candidates += [project.event_columns[m] for m in cm.refs if m in project.event_columns]
     for column in candidates:
         if outputs is None or column.lower() in outputs:

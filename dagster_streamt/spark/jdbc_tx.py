@@ -115,7 +115,7 @@ class Connection:
 
 
 def _jvm(spark: SparkSession) -> Any:
-    return spark._jvm  # type: ignore[attr-defined]  # the driver JVM of a classic session
+    return spark._jvm  # the driver JVM of a classic session
 
 
 @contextmanager

@@ -209,7 +209,7 @@ class _Loader:
                     mat, why = obj.implied_materialization
                     obj = obj.model_copy(update={"materialized": mat})
                     self.inferred[obj.name] = why
-                name = obj.name  # type: ignore[attr-defined]
+                name = obj.name
                 if (kind, name) in locations:
                     first = locations[(kind, name)]
                     self.diags.add("STR020", f"{kind} {name!r} is defined twice (first at {first.file}:{first.line})",
