@@ -5,12 +5,17 @@ Never raises: a test that cannot run is a failed result with the reason."""
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..core.results import ModelResult
 from ..spec.models import Test
 from ..spec.project import Project
+from .kinds import StreamProgress
 from .results import TestResult, severity_of, target_of
-from .runner import StreamProgress, run_schema_test, run_test
+from .runner import run_schema_test, run_test
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def _error_result(project: Project, test: Test, message: str, started: float) -> TestResult:
@@ -20,8 +25,8 @@ def _error_result(project: Project, test: Test, message: str, started: float) ->
         error=message)
 
 
-def execute_test(spark: Any, project: Project, test: Test, *, run_id: str | None = None,
-                 progress: Any = None) -> TestResult:
+def execute_test(spark: SparkSession, project: Project, test: Test, *, run_id: str | None = None,
+                 progress: ModelResult | None = None) -> TestResult:
     """``progress`` is the target stream model's ModelResult of this run (for throughput/max_lag)."""
     from ..spark import describe_exception, register_model_view, register_source_view
 
@@ -45,7 +50,7 @@ def execute_test(spark: Any, project: Project, test: Test, *, run_id: str | None
             results = run_continuous_tests(spark, project, name, [test], run_id or "adhoc", progress=progress)
             return results[test.name]
         stream = None
-        if progress is not None and getattr(progress, "processed_rows_per_second", None) is not None:
+        if progress is not None and progress.processed_rows_per_second is not None:
             stream = StreamProgress(rows_per_second=progress.processed_rows_per_second, max_event_time=None,
                                     processing_time=None)
         return run_test(spark, test, relation, resolve=resolve, default_severity=default, variables=project.vars,
