@@ -266,7 +266,7 @@ def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Pat
     """The registry entry and committed output folder of ``model``, or why there is none."""
     entry = warehouse.read_entry(model)
     if entry is None or entry.schema() is None:
-        return f"model {model} has not been materialized yet; run it first, e.g. `streamt run {model}`"
+        return f"model {model} has not been materialized yet; run it first, e.g. `streamt run -s {model}`"
     if entry.kind != "stream" or entry.layout != "stream":
         return (f"continuous tests read the rows a stream model appends, but model {model} is a {entry.kind} "
                 f"stored as {entry.layout} (e.g. output_mode complete); use a `type: sample` test")

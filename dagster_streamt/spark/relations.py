@@ -268,7 +268,7 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
 
 def not_materialized(name: str) -> ModelRunError:
     return ModelRunError(f"input model {name} has not been materialized yet (nothing in the warehouse); "
-                         f"run it first, e.g. `streamt run {name}`", name)
+                         f"run it first, e.g. `streamt run -s {name}`", name)
 
 
 def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:

@@ -158,7 +158,8 @@ def prepare(df: DataFrame, target: Target) -> Prepared:
 
 
 def _write_files(df: DataFrame, target: Target, folder: Path) -> None:
-    df.write.format(target.format).options(**target.options).mode("errorifexists").save(str(folder))
+    # "error", not "errorifexists": the Spark Connect client knows only the short name
+    df.write.format(target.format).options(**target.options).mode("error").save(str(folder))
 
 
 def _latest_per_key(new: DataFrame, current: Version | None, target: Target) -> DataFrame:
