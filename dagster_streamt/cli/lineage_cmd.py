@@ -116,10 +116,12 @@ def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstre
     from ..dagster.instance import project_instance
     from ..dagster.run_history import LastRun, last_runs
     from ..lineage.render import ascii_focus
+    from .dagster_exec import location_or_exit
 
     loaded = load_or_exit(project_dir, env)
+    keys = location_or_exit(loaded).keys
     with project_instance(loaded.project.root) as instance:
-        history = last_runs(loaded, instance)
+        history = last_runs(loaded, instance, keys)
 
     def describe(r: LastRun) -> str:
         rows = f"  {r.rows:,} rows" if r.rows is not None else ""

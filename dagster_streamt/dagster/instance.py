@@ -1,5 +1,7 @@
-"""The project's Dagster instance: ``$DAGSTER_HOME`` when set, else ``<project>/.streamt/dagster``
-(SQLite storage), the same folder the repo's dagster.yaml points ``dagster dev`` at."""
+"""The project's Dagster instance: ``$DAGSTER_HOME`` when set (whatever its ``dagster.yaml`` says:
+PostgreSQL storage in production, with ``dagster-streamt[postgres]``), else
+``<project>/.streamt/dagster`` (SQLite storage), the same folder the repo's dagster.yaml points
+``dagster dev`` at."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import os
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.instance.ref import InstanceRef
 
 from ..instance_location import INSTANCE_DIR, instance_dir
 
@@ -19,7 +20,7 @@ _DAGSTER_YAML = """\
 telemetry:
   enabled: false
 run_coordinator:
-  module: dagster._core.run_coordinator
+  module: dagster
   class: QueuedRunCoordinator
   config:
     max_concurrent_runs: 2
@@ -37,4 +38,4 @@ def project_instance(project_root: Path) -> dg.DagsterInstance:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes, or the process dies
         if not (base / "dagster.yaml").exists():
             (base / "dagster.yaml").write_text(_DAGSTER_YAML)
-        return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(base)))
+        return dg.DagsterInstance.from_config(str(base))
