@@ -81,7 +81,7 @@ def test_scaffold_points_at_an_existing_project(sandbox: DefsFolderSandbox) -> N
     with sandbox.load_component_and_build_defs(defs_path=path) as (loaded, defs):
         assert isinstance(loaded, StreamtProjectComponent) and loaded.project == str(sandbox.project_root / "shop")
         assert keys_of(defs) == ["exposures/board", "orders_clean", "revenue", "sources/orders"]
-    with pytest.raises(FileNotFoundError, match="no stream_project.yml"):
+    with pytest.raises(FileNotFoundError, match=r"no stream_project\.yml"):
         sandbox.scaffold_component(StreamtProjectComponent, "nope",
                                    scaffold_params={"project_path": str(sandbox.project_root)})
 
@@ -165,7 +165,8 @@ def test_spark_attribute_overrides_or_takes_a_pyspark_resource(sandbox: DefsFold
     path = component(sandbox, {"project": str(root), "spark": {"master": "local[1]", "conf": {"spark.x": "1"}}})
     with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
         resource = defs.resources["spark"]
-        assert isinstance(resource, SparkResource) and (resource.master, resource.conf) == ("local[1]", {"spark.x": "1"})
+        assert isinstance(resource, SparkResource)
+        assert (resource.master, resource.conf) == ("local[1]", {"spark.x": "1"})
 
     path = component(sandbox, {"project": str(root), "spark": "{{ team_pyspark }}"}, name="with_pyspark")
     (path / "defs.yaml").write_text("template_vars_module: .template_vars\n" + (path / "defs.yaml").read_text())

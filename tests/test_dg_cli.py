@@ -94,7 +94,8 @@ def test_dg_lists_scaffolds_checks_and_lists_the_component(dg_project: tuple[Pat
     project, env = dg_project
     listed = dg(project, env, "list", "components", "--json")
     assert listed.returncode == 0, listed.stderr
-    component = next(c for c in json.loads(listed.stdout)["items"] if c["key"] == "dagster_streamt.StreamtProjectComponent")
+    items = json.loads(listed.stdout)["items"]
+    component = next(c for c in items if c["key"] == "dagster_streamt.StreamtProjectComponent")
     assert "streamt project" in component["summary"]
 
     scaffolded = dg(project, env, "scaffold", "defs", "dagster_streamt.StreamtProjectComponent", "shop",
