@@ -45,7 +45,7 @@ def _resolve_spark(context: ResolutionContext, model: Any) -> Any:
     if model is None:
         return None
     if isinstance(model, str):  # "{{ my_pyspark }}": a resource object from the defs' template vars
-        value = context.resolve_value(model)
+        value: Any = context.resolve_value(model)
         try:
             return as_spark_resource(value)
         except TypeError as exc:

@@ -140,7 +140,10 @@ class KeyMap:
     @classmethod
     def from_definitions(cls, defs: dg.Definitions, project_name: str) -> KeyMap | None:
         """The map ``build_definitions`` stored for ``project_name`` (None: no such project there)."""
-        value = (defs.metadata or {}).get(metadata_key(project_name))
+        value: Any = (defs.metadata or {}).get(metadata_key(project_name))
         if value is None:
             return None
-        return cls.from_json(getattr(value, "value", value))
+        data = value.value if isinstance(value, dg.MetadataValue) else value
+        if not isinstance(data, Mapping):
+            raise KeyMapError(f"metadata {metadata_key(project_name)!r} is not a dagster-streamt key map")
+        return cls.from_json(data)
