@@ -41,6 +41,17 @@ def location_or_exit(loaded: LoadedProject) -> Any:
         sys.exit(EXIT_INVALID)
 
 
+def instance_or_exit(loaded: LoadedProject) -> Any:
+    """The project's Dagster instance; a dagster.yaml that cannot be used is a one-line error with the fix."""
+    from ..dagster.instance import InstanceError, project_instance
+
+    try:
+        return project_instance(loaded.project.root)
+    except InstanceError as exc:
+        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
+        sys.exit(EXIT_INVALID)
+
+
 def model_keys_or_exit(location: Any, names: list[str]) -> list[Any]:
     missing = location.keys.missing(names)
     if missing:
@@ -56,7 +67,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     ``quiet``: progress goes to stderr (stdout is kept for a JSON answer)."""
     import dagster as dg
 
-    from ..dagster.instance import instance_dir, project_instance
+    from ..dagster.instance import instance_dir
     from ..dagster.progress import CheckEvent, ModelEvent, subscribe
 
     location = location_or_exit(loaded)
@@ -86,11 +97,12 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         detail = f"{rows}  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
         click.echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
+    instance = instance_or_exit(loaded)
     click.echo(f"{title} (instance {instance_dir(loaded.project.root)})", err=quiet)
     unsubscribe = subscribe(show)
     started = time.perf_counter()
     try:
-        with project_instance(loaded.project.root) as instance:
+        with instance:
             result = job.execute_in_process(
                 instance=instance, asset_selection=keys, tags=dict(tags), raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
