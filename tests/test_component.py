@@ -5,6 +5,7 @@ dagster-pyspark resource from a template var), and clear errors."""
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -210,3 +211,24 @@ def test_errors_name_the_file_and_the_fix(sandbox: DefsFolderSandbox) -> None:
     assert 'did you mean "materialized"' in message
     path = component(sandbox, {"project": str(broken), "selct": "x"}, name="typo")
     assert "selct" in load_error(sandbox, path)
+
+
+def test_the_readme_defs_yaml_loads_the_example_project(sandbox: DefsFolderSandbox) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = readme.split("The\n`defs.yaml` takes dagster-dbt's conventions:\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    example = Path(__file__).parents[1] / "project"
+    shutil.copytree(example, sandbox.project_root / "shop",
+                    ignore=shutil.ignore_patterns(".streamt", "target", "data", "exports", "definitions.py"))
+    path = sandbox.defs_folder_path / "shop"
+    path.mkdir()
+    (path / "defs.yaml").write_text(block)
+    with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+        keys = keys_of(defs)
+        assert "streamt/model/orders_clean" in keys and "streamt/source/orders_raw" in keys
+        assert all(k.startswith("streamt/") for k in keys)
+        specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
+        assert specs["streamt/model/order_metrics"].tags["layer"] == "stream"
+        assert specs["streamt/model/orders_clean"].metadata["origin"] == "model.orders_clean"
+        assert defs.resources["spark"].master == "spark://spark-master:7077"
+        stored = KeyMap.from_definitions(defs, "shop")
+        assert stored is not None and stored.env == "prod" and "orders_clean" in stored.assets
