@@ -10,7 +10,6 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from dagster._core.events import DagsterEventType
 
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
@@ -53,7 +52,7 @@ def test_failed_model_posts_an_alert(spark: Any, tmp_path: Path) -> None:
             result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
                 instance=instance, raise_on_error=False)
             assert not result.success
-            failure = next(e for e in result.all_events if e.event_type == DagsterEventType.RUN_FAILURE)
+            failure = next(e for e in result.all_events if e.event_type == dg.DagsterEventType.RUN_FAILURE)
             ctx = dg.build_run_status_sensor_context(
                 sensor_name=sensor.name, dagster_instance=instance, dagster_run=result.dagster_run,
                 dagster_event=failure).for_run_failure()

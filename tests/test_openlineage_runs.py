@@ -12,6 +12,7 @@ import pytest
 
 from dagster_streamt.api import load
 from dagster_streamt.dagster import build_definitions
+from dagster_streamt.dagster.key_map import KeyMap
 from dagster_streamt.dagster.lineage_emit import emit_runs
 from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.openlineage.events import node_run_id
@@ -92,7 +93,8 @@ def test_sensor_emits_each_run_once_with_fail_and_abort(spark: Any, tmp_path: Pa
         # `streamt run` emits right away; the sensor then skips that run
         second = defs.resolve_implicit_global_asset_job_def().execute_in_process(
             instance=instance, asset_selection=[dg.AssetKey(["a"])])
-        report, emitted = emit_runs(load(root), instance, [(second.run_id, 0.0)])
+        keys = KeyMap.from_definitions(defs, "t")
+        report, emitted = emit_runs(load(root), keys, instance, [(second.run_id, 0.0)])
         assert emitted == [second.run_id] and report is not None and report.pending == 0
         count = len(events_in(root))
         sensor(dg.build_sensor_context(instance=instance, cursor=None, definitions=defs))
@@ -102,7 +104,7 @@ def test_sensor_emits_each_run_once_with_fail_and_abort(spark: Any, tmp_path: Pa
         # a schedule's run (a job run, no asset selection of its own): emitted with only its model
         scheduled = defs.resolve_job_def("hourly_a_job").execute_in_process(instance=instance)
         before = len(events_in(root))
-        assert emit_runs(load(root), instance, [(scheduled.run_id, 0.0)])[1] == [scheduled.run_id]
+        assert emit_runs(load(root), keys, instance, [(scheduled.run_id, 0.0)])[1] == [scheduled.run_id]
         new = events_in(root)[before:]
         assert {(e["job"]["name"], e["eventType"]) for e in new} == {
             ("t.dagster_run", "START"), ("t.dagster_run", "COMPLETE"), ("t.a", "START"), ("t.a", "COMPLETE"),

@@ -142,9 +142,8 @@ def test_streamt_backfill_cli_runs_the_range_in_one_dagster_run(tmp_path: Path) 
     assert "Backfilling 3 partition(s) 2026-01-02..2026-01-04 of daily_events, daily_totals in one run" in r.stdout
     assert "note: not partitioned, not backfilled: overall" in r.stdout
     assert "2/2 model(s) succeeded" in r.stdout
-    from dagster._core.instance.ref import InstanceRef
 
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(root / ".streamt" / "dagster"))) as instance:
+    with dg.DagsterInstance.from_config(str(root / ".streamt" / "dagster")) as instance:
         runs = instance.get_runs()
         assert len(runs) == 1 and runs[0].is_success
         assert runs[0].tags["dagster/asset_partition_range_start"] == "2026-01-02"
@@ -173,9 +172,8 @@ def test_streamt_backfill_per_partition_makes_one_run_per_partition(tmp_path: Pa
                         "--from", "eu", "--to", "us"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Partition eu (1/2) of by_region" in r.stdout and "Partition us (2/2) of by_region" in r.stdout
-    from dagster._core.instance.ref import InstanceRef
 
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(root / ".streamt" / "dagster"))) as instance:
+    with dg.DagsterInstance.from_config(str(root / ".streamt" / "dagster")) as instance:
         runs = instance.get_runs()
         assert sorted(run.tags["dagster/partition"] for run in runs) == ["eu", "us"]
         assert all(run.is_success for run in runs)

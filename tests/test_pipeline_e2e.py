@@ -13,7 +13,6 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from dagster._core.instance.ref import InstanceRef
 
 from dagster_streamt.api import load
 from dagster_streamt.dagster import build_definitions
@@ -182,7 +181,7 @@ def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp
     lines = [ln.split() for ln in r.stdout.splitlines()]
     row = next(ln for ln in lines if ln[:1] == ["customer_orders"] and len(ln) == 4)
     assert row[:3] == ["customer_orders", "success", "150"]
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(copy / ".streamt" / "dagster"))) as instance:
+    with dg.DagsterInstance.from_config(str(copy / ".streamt" / "dagster")) as instance:
         runs = instance.get_runs()
         assert len(runs) == 1 and runs[0].is_success
         assert runs[0].tags["streamt/command"] == "run"

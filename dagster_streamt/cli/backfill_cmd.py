@@ -60,7 +60,7 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     if not keys:
         raise click.UsageError(f"no partition of {partitioned[0]} ({describe(pb)}) between {first} and {last}")
     from ..dagster.assets import FULL_REFRESH_TAG
-    from .dagster_exec import execute, report_failures, shared_session_definitions
+    from .dagster_exec import execute, report_failures, shared_session
 
     tags = {"streamt/command": "backfill"}
     if full_refresh:
@@ -73,10 +73,10 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
         outcomes = [execute(loaded, env, partitioned, {**tags, **part}, what)]
     else:
         outcomes = []
-        with shared_session_definitions(loaded, env) as defs:  # one Spark session for all the runs
+        with shared_session():  # one Spark session for all the runs
             for i, key in enumerate(keys, 1):
                 what = f"Partition {key} ({i}/{len(keys)}) of {', '.join(partitioned)}"
-                outcomes.append(execute(loaded, env, partitioned, {**tags, PARTITION: key}, what, defs))
+                outcomes.append(execute(loaded, env, partitioned, {**tags, PARTITION: key}, what))
                 tags.pop(FULL_REFRESH_TAG, None)  # only the first run starts over
     bad = [o for o in outcomes if not o.success]
     if bad:

@@ -59,6 +59,9 @@ def run_continuous(loaded: LoadedProject, env: str | None, names: list[str], ref
         click.echo("Nothing to run continuously: the selection has no enabled stream models "
                    "(`materialized: stream`).")
         return
+    from .dagster_exec import location_or_exit
+
+    location_or_exit(loaded)  # a broken code location fails now, before a JVM starts (the result is cached)
     try:
         spark = _start_spark(loaded)
         if first:
@@ -107,23 +110,24 @@ def _run_once(loaded: LoadedProject, env: str | None, first: list[str], refresh:
 
 def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: list[str],
                max_restarts: int | None) -> None:
-    from ..dagster.instance import instance_dir, project_instance
+    from ..dagster.instance import instance_dir
     from ..dagster.stream_observations import ObservationReporter
-    from ..dagster.translator import StreamtTranslator
     from ..spark.continuous import ContinuousRunner, RestartPolicy
     from ..spark.errors import StreamtSparkError, describe_exception
     from ..spark.session import stop_session
+    from .dagster_exec import instance_or_exit, location_or_exit
 
     project, graph = loaded.project, loaded.graph
-    translator = StreamtTranslator(project.name)
+    keys = location_or_exit(loaded).keys  # the code location's keys: the UI shows these observations
+    dagster_instance = instance_or_exit(loaded)
     upstream = {n: {u.split(".", 1)[1] for u in graph.upstream_of(f"model.{n}") if u.startswith("model.")}
                 for n in streams}
     limit = "unlimited restarts" if max_restarts is None else f"at most {max_restarts} restart(s) in a row"
     click.echo(f"Continuous mode: {len(streams)} stream model(s), {limit}; progress to the terminal and to "
                f"the Dagster instance {instance_dir(project.root)}. Ctrl-C or SIGTERM stops gracefully.")
     try:
-        with project_instance(project.root) as instance:
-            reporter = ObservationReporter(instance, lambda n: translator.get_model_key(project.models[n]))
+        with dagster_instance as instance:
+            reporter = ObservationReporter(instance, keys.model)
             printer = Printer()
             runner = ContinuousRunner(
                 spark, project, streams, upstream=upstream, full_refresh=refresh,

@@ -1,18 +1,24 @@
-"""Execute models through Dagster in-process on the project's instance (so runs appear in the UI
-history), printing progress and a summary, and emit the run's OpenLineage events. Shared by
-``streamt run`` and ``streamt backfill``."""
+"""Execute models and checks through Dagster in-process on the project's instance (so runs appear
+in the UI history), printing progress and a summary, and emit the run's OpenLineage events. Shared
+by ``streamt run``, ``backfill`` and ``test``.
+
+The definitions and asset keys are the project's code location's (see
+:mod:`dagster_streamt.dagster.code_location`): a translator or component there decides the keys
+these runs write, as it does for the UI."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from ..api import LoadedProject
+from .common import EXIT_INVALID
 
 
 @dataclass
@@ -20,29 +26,68 @@ class Outcome:
     run_id: str
     success: bool
     failures: list[str]
+    checks: list[Any] = field(default_factory=list)  # CheckEvents, in the order the checks ran
+    run_errors: list[str] = field(default_factory=list)  # why the Dagster run itself failed
+
+
+def location_or_exit(loaded: LoadedProject) -> Any:
+    """The project's code location; a broken one is a one-line error naming the file, not a traceback."""
+    from ..dagster.code_location import CodeLocationError, code_location
+
+    try:
+        return code_location(loaded)
+    except CodeLocationError as exc:
+        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
+        sys.exit(EXIT_INVALID)
+
+
+def instance_or_exit(loaded: LoadedProject) -> Any:
+    """The project's Dagster instance; a dagster.yaml that cannot be used is a one-line error with the fix."""
+    from ..dagster.instance import InstanceError, project_instance
+
+    try:
+        return project_instance(loaded.project.root)
+    except InstanceError as exc:
+        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
+        sys.exit(EXIT_INVALID)
+
+
+def model_keys_or_exit(location: Any, names: list[str]) -> list[Any]:
+    missing = location.keys.missing(names)
+    if missing:
+        raise click.UsageError(f"model(s) {', '.join(missing)} are not assets of the code location "
+                               f"({location.origin}): its select/exclude leaves them out")
+    return [location.keys.model(n) for n in names]
 
 
 def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapping[str, str],
-            title: str, defs: Any = None) -> Outcome:
-    """One Dagster run of ``names``; ``tags`` may carry a partition or a partition range. ``defs``:
-    definitions built once for several runs (see :func:`shared_session_definitions`)."""
+            title: str, *, checks: list[Any] | None = None, quiet: bool = False) -> Outcome:
+    """One Dagster run of the models ``names`` (with their checks), or, given ``checks`` (check
+    keys) and no names, of those checks only; ``tags`` may carry a partition or a partition range.
+    ``quiet``: progress goes to stderr (stdout is kept for a JSON answer)."""
     import dagster as dg
 
-    from ..dagster.definitions import build_definitions
-    from ..dagster.instance import instance_dir, project_instance
+    from ..dagster.instance import instance_dir
     from ..dagster.progress import CheckEvent, ModelEvent, subscribe
 
-    defs = defs or build_definitions(loaded.project.root, env, loaded=loaded)
-    job = defs.resolve_implicit_global_asset_job_def()
-    keys = [dg.AssetKey([n]) for n in names]
+    location = location_or_exit(loaded)
+    if checks is None:
+        job = location.defs.resolve_implicit_global_asset_job_def()
+        keys = model_keys_or_exit(location, names)
+    else:  # a job of just these checks: the implicit job can only select assets
+        only = dg.define_asset_job("streamt_cli_checks", selection=dg.AssetSelection.checks(*checks))
+        job = dg.Definitions.merge(location.defs, dg.Definitions(jobs=[only])).resolve_job_def(only.name)
+        keys = None
     events: list[ModelEvent] = []
-    checks: list[CheckEvent] = []
+    seen: list[CheckEvent] = []
     icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
              "skipped": click.style("-", fg="yellow")}
 
     def show(e: ModelEvent | CheckEvent) -> None:
         if isinstance(e, CheckEvent):
-            checks.append(e)
+            seen.append(e)
+            if checks is not None:
+                return  # `streamt test` prints its own table
             mark = icons["success"] if e.passed else icons["failed" if e.severity == "error" else "skipped"]
             verdict = "passed" if e.passed else f"FAILED ({e.severity}): {e.failing_rows:,} failing rows"
             click.echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
@@ -52,41 +97,42 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         detail = f"{rows}  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
         click.echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
-    click.echo(f"{title} (instance {instance_dir(loaded.project.root)})")
+    instance = instance_or_exit(loaded)
+    click.echo(f"{title} (instance {instance_dir(loaded.project.root)})", err=quiet)
     unsubscribe = subscribe(show)
     started = time.perf_counter()
     try:
-        with project_instance(loaded.project.root) as instance:
+        with instance:
             result = job.execute_in_process(
                 instance=instance, asset_selection=keys, tags=dict(tags), raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
-            lineage_note = _emit_lineage(loaded, instance, result.run_id)
+            lineage_note = _emit_lineage(loaded, location.keys, instance, result.run_id)
     finally:
         unsubscribe()
     elapsed = time.perf_counter() - started
-    _summary(names, events, elapsed, result.run_id)
+    if checks is None:
+        _summary(names, events, elapsed, result.run_id)
     if lineage_note:
-        click.echo(lineage_note)
-    if checks:
-        bad = [c for c in checks if not c.passed]
-        click.echo(f"tests: {len(checks) - len(bad)} passed, {len(bad)} failed"
+        click.echo(lineage_note, err=quiet)
+    if seen and checks is None:
+        bad = [c for c in seen if not c.passed]
+        click.echo(f"tests: {len(seen) - len(bad)} passed, {len(bad)} failed"
                    + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
-    failed_tests = [f"test {c.test} on {c.target} failed (severity error)" for c in checks
+    failed_tests = [f"test {c.test} on {c.target} failed (severity error)" for c in seen
                     if not c.passed and c.severity == "error"]
-    failures = ([] if result.success else _failure_reasons(result)) + failed_tests
-    return Outcome(result.run_id, result.success and not failed_tests, failures)
+    run_errors = [] if result.success else _failure_reasons(result)
+    return Outcome(result.run_id, result.success and not failed_tests, run_errors + failed_tests, seen, run_errors)
 
 
 @contextmanager
-def shared_session_definitions(loaded: LoadedProject, env: str | None) -> Iterator[Any]:
-    """Definitions whose runs share one Spark session (stopped at the end): several runs in one
-    process then pay for the definitions and the session once."""
-    from ..dagster.definitions import build_definitions
-    from ..dagster.resources import SparkResource
+def shared_session() -> Iterator[None]:
+    """Runs started inside share one Spark session (stopped at the end): several runs in one process
+    pay for the session once, whatever Spark resource the code location binds."""
+    from ..dagster.resources import keep_sessions_alive
 
-    resource = SparkResource(project_dir=str(loaded.project.root), env=env, keep_alive=True)
     try:
-        yield build_definitions(loaded.project.root, env, loaded=loaded, spark=resource)
+        with keep_sessions_alive():
+            yield
     finally:
         from pyspark.sql import SparkSession
 
@@ -102,13 +148,13 @@ def report_failures(outcome: Outcome) -> None:
         click.echo(click.style(f"error: {reason}", fg="red"), err=True)
 
 
-def _emit_lineage(loaded: LoadedProject, instance: Any, run_id: str) -> str:
+def _emit_lineage(loaded: LoadedProject, keys: Any, instance: Any, run_id: str) -> str:
     """The same OpenLineage events the sensor would emit for this run, now (no daemon needed); the
     sensor later sees the run as already emitted."""
     from ..dagster.lineage_emit import emit_runs
 
     try:
-        report, _ = emit_runs(loaded, instance, [(run_id, time.time())])
+        report, _ = emit_runs(loaded, keys, instance, [(run_id, time.time())])
     except Exception as exc:  # lineage must never fail a run that succeeded
         return f"openlineage: not emitted ({type(exc).__name__}: {exc}); the sensor will retry"
     if report is None:
@@ -119,7 +165,7 @@ def _emit_lineage(loaded: LoadedProject, instance: Any, run_id: str) -> str:
 
 def _failure_reasons(result: Any) -> list[str]:
     """Why the Dagster run failed, one line each (model errors were already printed above)."""
-    from dagster._core.events import DagsterEventType
+    from dagster import DagsterEventType
 
     out: list[str] = []
     for event in getattr(result, "all_events", []):

@@ -113,13 +113,14 @@ def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstre
     """The lineage tree with each model's last run (status, start, duration, rows) from Dagster."""
     import json
 
-    from ..dagster.instance import project_instance
     from ..dagster.run_history import LastRun, last_runs
     from ..lineage.render import ascii_focus
+    from .dagster_exec import instance_or_exit, location_or_exit
 
     loaded = load_or_exit(project_dir, env)
-    with project_instance(loaded.project.root) as instance:
-        history = last_runs(loaded, instance)
+    keys = location_or_exit(loaded).keys
+    with instance_or_exit(loaded) as instance:
+        history = last_runs(loaded, instance, keys)
 
     def describe(r: LastRun) -> str:
         rows = f"  {r.rows:,} rows" if r.rows is not None else ""

@@ -31,13 +31,14 @@ def _freshness(model: object, last: object, now: datetime) -> str:
 @guarded
 def status(project_dir: str, env: str | None, fmt: str) -> None:
     """Every model with its last run, freshness and test results."""
-    from ..dagster.instance import project_instance
     from ..dagster.run_history import last_checks, last_runs
+    from .dagster_exec import instance_or_exit, location_or_exit
 
     loaded = load_or_exit(project_dir, env)
-    with project_instance(loaded.project.root) as instance:
-        runs = last_runs(loaded, instance)
-        checks = last_checks(loaded, instance)
+    keys = location_or_exit(loaded).keys
+    with instance_or_exit(loaded) as instance:
+        runs = last_runs(loaded, instance, keys)
+        checks = last_checks(loaded, instance, keys)
     now = datetime.now(UTC)
     rows = []
     for name in sorted(loaded.compiled.models):

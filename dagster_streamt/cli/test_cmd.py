@@ -1,10 +1,13 @@
-"""``streamt test``: run the project's data tests against the tables as they are now."""
+"""``streamt test``: run the project's data tests against the tables as they are now.
+
+The tests run as one Dagster run of their asset checks, in-process on the project's instance (like
+``streamt run``), so each result is an asset check evaluation: ``streamt status`` and the UI show
+the latest one whichever way the check ran."""
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 
 import click
 
@@ -22,7 +25,7 @@ from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 def test(project_dir: str, env: str | None, selection: str | None, test_type: str | None, fmt: str) -> None:
     """Run data tests on Spark, and source freshness; exit 1 when a check with severity error fails."""
     from ..checks.results import target_of
-    from ..checks.source_freshness import checked_sources, run_freshness
+    from ..checks.source_freshness import checked_sources
     from ..graph.select import SelectionError, select
 
     loaded = load_or_exit(project_dir, env)
@@ -42,30 +45,30 @@ def test(project_dir: str, env: str | None, selection: str | None, test_type: st
         click.echo("No tests selected.")
         return
 
-    from ..checks.execute import execute_test
-    from ..spark import create_session, stop_session
+    from .dagster_exec import execute, location_or_exit
 
-    run_id = f"cli-{int(time.time())}"
-    sessions: list = []
-
-    def session() -> object:  # file-source freshness needs no JVM: start Spark only when asked
-        if not sessions:
-            sessions.append(create_session(loaded.project))
-        return sessions[0]
-
-    results = []
-    try:
-        for t in tests:
-            results.append(execute_test(session(), loaded.project, t, run_id=run_id))
-        results += run_freshness(loaded.project, fresh, session)
-    finally:
-        for s in sessions:
-            stop_session(s)
+    keys = location_or_exit(loaded).keys
+    left_out = [t.name for t in tests if t.name not in keys.tests] + [s for s in fresh if s not in keys.freshness]
+    if left_out:
+        click.echo(f"note: not checks of the code location (its select/exclude leaves their targets out): "
+                   f"{', '.join(left_out)}", err=True)
+    wanted = [keys.tests[t.name] for t in tests if t.name in keys.tests] + \
+        [keys.freshness[s] for s in fresh if s in keys.freshness]
+    if not wanted:
+        return
+    quiet = fmt == "json"  # the JSON on stdout stays parseable
+    outcome = execute(loaded, env, [], {"streamt/command": "test"},
+                      f"Running {len(wanted)} check(s) through Dagster", checks=wanted, quiet=quiet)
+    order = [t.name for t in tests] + [f"{s}_freshness" for s in fresh]
+    by_name = {e.result.test: e.result for e in outcome.checks if e.result is not None}
+    results = [by_name[n] for n in order if n in by_name]
     if fmt == "json":
         click.echo(json.dumps([r.to_dict() for r in results], indent=2, sort_keys=True, default=str))
     else:
         _table(results)
-    if any(not r.passed and r.severity == "error" for r in results):
+    for reason in outcome.run_errors:  # the run itself failed (Spark could not start, ...)
+        click.echo(click.style(f"error: {reason}", fg="red"), err=True)
+    if outcome.run_errors or any(not r.passed and r.severity == "error" for r in results):
         sys.exit(EXIT_INVALID)
 
 

@@ -9,20 +9,21 @@ from typing import Any
 
 import dagster as dg
 from dagster import RunFailureSensorContext
-from dagster._core.events import DagsterEventType
 
 from ..api import LoadedProject
+from .key_map import KeyMap
 
 
-def failed_models(instance: dg.DagsterInstance, run_id: str) -> list[dict[str, str]]:
+def failed_models(instance: dg.DagsterInstance, run_id: str, keys: KeyMap) -> list[dict[str, str]]:
     """Models the run recorded as failed (the models asset logs an observation for each)."""
     out = []
-    for rec in instance.get_records_for_run(run_id, of_type=DagsterEventType.ASSET_OBSERVATION).records:
+    for rec in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION).records:
         obs = rec.event_log_entry.asset_observation
         md = dict(obs.metadata) if obs is not None else {}
         status = getattr(md.get("streamt/status"), "value", None)
-        if obs is not None and status == "failed":
-            out.append({"model": obs.asset_key.to_user_string(), "error": str(getattr(md.get("error"), "value", ""))})
+        name = keys.model_of(obs.asset_key) if obs is not None else None
+        if name is not None and status == "failed":
+            out.append({"model": name, "error": str(getattr(md.get("error"), "value", ""))})
     return sorted(out, key=lambda m: m["model"])
 
 
@@ -39,7 +40,7 @@ def post(url: str, message: dict[str, Any], timeout: float = 10.0) -> int:
         return int(resp.status)
 
 
-def build_failure_sensor(loaded: LoadedProject) -> dg.SensorDefinition:
+def build_failure_sensor(loaded: LoadedProject, keys: KeyMap) -> dg.SensorDefinition:
     url = loaded.project.runtime.alerts.webhook_url
 
     @dg.run_failure_sensor(name=f"{loaded.project.ident}_run_failure_alerts",
@@ -48,7 +49,7 @@ def build_failure_sensor(loaded: LoadedProject) -> dg.SensorDefinition:
                                        "runtime.alerts.webhook_url when set.")
     def failure_alerts(context: RunFailureSensorContext) -> None:
         run_id = context.dagster_run.run_id
-        models = failed_models(context.instance, run_id)
+        models = failed_models(context.instance, run_id, keys)
         reason = context.failure_event.message or ""
         message = alert_message(loaded.project.name, run_id, models, reason.splitlines()[0] if reason else "")
         context.log.error(f"streamt alert: {message['text']}")

@@ -15,12 +15,12 @@ from dagster import AssetExecutionContext
 from ..api import LoadedProject
 from ..checks.results import blocks_downstream
 from ..spec.models import PartitionedBy
-from .checks import check_result, check_spec, tests_by_target
+from .checks import check_result, check_spec, report_check, tests_by_target
+from .key_map import KeyMap
 from .partitions import backfill_policy, partitions_def, scope_of
-from .progress import CheckEvent, ModelEvent, emit
+from .progress import ModelEvent, emit
 from .resources import SparkResource
 from .test_alerts import send_test_alerts
-from .translator import StreamtTranslator
 
 FULL_REFRESH_TAG = "streamt/full_refresh"
 
@@ -59,7 +59,7 @@ def result_metadata(result: Any) -> dict[str, Any]:
 
 
 def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
-                       translator: StreamtTranslator, *, name: str | None = None,
+                       keys: KeyMap, *, name: str | None = None,
                        partitioning: PartitionedBy | None = None) -> dg.AssetsDefinition:
     """One subsettable multi-asset over ``specs``; models partitioned alike get their own
     (``partitioning``), because a Dagster multi-asset has one partitions definition."""
@@ -67,9 +67,9 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
     pdef = partitions_def(partitioning) if partitioning is not None else None
     policy = backfill_policy(partitioning) if partitioning is not None else None
     name_of = {spec.key: name for name, spec in specs.items()}
-    model_tests = {name: tests for (kind, name), tests in tests_by_target(loaded).items()
+    model_tests = {name: tests for (kind, name), tests in tests_by_target(loaded, keys).items()
                    if kind == "model" and name in specs}
-    check_specs = [check_spec(loaded, translator, test) for tests in model_tests.values() for test in tests]
+    check_specs = [check_spec(loaded, keys, test) for tests in model_tests.values() for test in tests]
 
     @dg.multi_asset(name=name or f"{loaded.project.ident}_models", specs=list(specs.values()),
                     check_specs=check_specs, can_subset=True, partitions_def=pdef, backfill_policy=policy)
@@ -77,19 +77,17 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
         from ..checks.execute import execute_test
         from ..spark.runner import run_models
 
-        selected_checks = {k.name for k in context.selected_asset_check_keys}
+        selected_checks = set(context.selected_asset_check_keys)
         selected = sorted(name_of[k] for k in context.selected_asset_keys if k in name_of)
 
         def checks_of(model: str) -> list[Any]:
-            return [t for t in model_tests.get(model, []) if translator.get_check_name(t) in selected_checks]
+            return [t for t in model_tests.get(model, []) if keys.tests[t.name] in selected_checks]
 
         def run_checks(session: Any, model: str, result: Any = None) -> Iterator[dg.AssetCheckResult]:
             for test in checks_of(model):
                 outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id, progress=result)
-                check = check_result(loaded, translator, test, outcome)
-                emit(CheckEvent(test.name, model, outcome.passed, outcome.severity,
-                                sum(a.failing_rows for a in outcome.assertions), outcome.duration_seconds,
-                                outcome.error or "; ".join(a.message or a.label for a in outcome.failed)))
+                check = check_result(keys, test, outcome)
+                report_check(test, outcome)
                 if not outcome.passed:
                     send_test_alerts(test, model, outcome, context.log)
                     level = "error" if outcome.severity == "error" else "warning"

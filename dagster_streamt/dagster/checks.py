@@ -16,16 +16,10 @@ from ..checks.assertions import parse_assertions
 from ..checks.results import TestResult, blocks_downstream, severity_of, target_of
 from ..checks.sql import describe
 from ..spec.models import Test
+from .key_map import KeyMap
+from .progress import CheckEvent, emit
 from .resources import SparkResource
 from .test_alerts import send_test_alerts
-from .translator import StreamtTranslator
-
-
-def target_key(loaded: LoadedProject, t: StreamtTranslator, test: Test) -> dg.AssetKey:
-    kind, name = target_of(test)
-    if kind == "model":
-        return t.get_model_key(loaded.project.models[name])
-    return t.get_source_key(loaded.project.sources[name])
 
 
 def describe_test(test: Test) -> str:
@@ -36,23 +30,31 @@ def describe_test(test: Test) -> str:
     return "\n".join(lines)
 
 
-def tests_by_target(loaded: LoadedProject) -> dict[tuple[str, str], list[Test]]:
+def tests_by_target(loaded: LoadedProject, keys: KeyMap) -> dict[tuple[str, str], list[Test]]:
+    """Enabled tests (those with a check key) by target."""
     out: dict[tuple[str, str], list[Test]] = {}
     for name in sorted(loaded.project.tests):
         test = loaded.project.tests[name]
-        if test.enabled:
+        if name in keys.tests:
             out.setdefault(target_of(test), []).append(test)
     return out
 
 
-def check_spec(loaded: LoadedProject, t: StreamtTranslator, test: Test) -> dg.AssetCheckSpec:
-    return dg.AssetCheckSpec(name=t.get_check_name(test), asset=target_key(loaded, t, test),
-                             description=describe_test(test),
+def check_spec(loaded: LoadedProject, keys: KeyMap, test: Test) -> dg.AssetCheckSpec:
+    key = keys.tests[test.name]
+    return dg.AssetCheckSpec(name=key.name, asset=key.asset_key, description=describe_test(test),
                              blocking=blocks_downstream(test, loaded.project.defaults.tests.severity),
                              metadata={"test_type": test.type})
 
 
-def check_result(loaded: LoadedProject, t: StreamtTranslator, test: Test, result: TestResult) -> dg.AssetCheckResult:
+def report_check(test: Test, outcome: TestResult) -> None:
+    """Tell an in-process listener (``streamt run``/``test``) what the check found."""
+    emit(CheckEvent(test.name, outcome.target, outcome.passed, outcome.severity,
+                    sum(a.failing_rows for a in outcome.assertions), outcome.duration_seconds,
+                    outcome.error or "; ".join(a.message or a.label for a in outcome.failed), outcome))
+
+
+def check_result(keys: KeyMap, test: Test, result: TestResult) -> dg.AssetCheckResult:
     failing = sum(a.failing_rows for a in result.assertions)
     md: dict[str, Any] = {
         "failing_rows": failing,
@@ -68,8 +70,9 @@ def check_result(loaded: LoadedProject, t: StreamtTranslator, test: Test, result
     if result.error:
         md["error"] = result.error
     md["streamt/result"] = dg.MetadataValue.json(_compact_result(result))  # for OpenLineage assertions
+    key = keys.tests[test.name]
     return dg.AssetCheckResult(
-        asset_key=target_key(loaded, t, test), check_name=t.get_check_name(test), passed=result.passed,
+        asset_key=key.asset_key, check_name=key.name, passed=result.passed,
         severity=dg.AssetCheckSeverity.ERROR if result.severity == "error" else dg.AssetCheckSeverity.WARN,
         metadata=md, description=result.error or None,
     )
@@ -92,13 +95,16 @@ def _assertions_table(result: TestResult) -> str:
     return "\n".join(rows)
 
 
-def build_source_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.AssetChecksDefinition | None:
-    """Tests on sources: a batch read of the source (malformed rows are quarantined, not tested)."""
-    tests = [test for (kind, _), ts in tests_by_target(loaded).items() if kind == "source" for test in ts]
+def build_source_checks(loaded: LoadedProject, keys: KeyMap,
+                        sources: set[str] | None = None) -> dg.AssetChecksDefinition | None:
+    """Tests on sources (``sources``; default all): a batch read of the source (malformed rows are
+    quarantined, not tested)."""
+    tests = [test for (kind, name), ts in tests_by_target(loaded, keys).items()
+             if kind == "source" and (sources is None or name in sources) for test in ts]
     if not tests:
         return None
-    specs = [check_spec(loaded, t, test) for test in tests]
-    by_name = {t.get_check_name(test): test for test in tests}
+    specs = [check_spec(loaded, keys, test) for test in tests]
+    by_key = {keys.tests[test.name]: test for test in tests}
 
     @dg.multi_asset_check(specs=specs, name=f"{loaded.project.ident}_source_tests", can_subset=True)
     def source_tests(context: AssetCheckExecutionContext, spark: SparkResource):  # type: ignore[no-untyped-def]
@@ -106,9 +112,10 @@ def build_source_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.Asset
 
         with spark.session(loaded.project) as session:
             for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
-                test = by_name[key.name]
+                test = by_key[key]
                 outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id)
+                report_check(test, outcome)
                 send_test_alerts(test, f"source {test.source}", outcome, context.log)
-                yield check_result(loaded, t, test, outcome)
+                yield check_result(keys, test, outcome)
 
     return source_tests

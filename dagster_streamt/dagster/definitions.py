@@ -4,53 +4,89 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
 from ..api import LoadedProject, load
+from ..graph.select import SelectionError, select
 from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
 from .alerts import build_failure_sensor
 from .assets import build_models_asset
 from .checks import build_source_checks
 from .freshness_checks import build_freshness_checks, build_freshness_schedule
+from .key_map import KeyMap
 from .lineage_sensor import build_lineage_sensor
 from .new_data_sensor import build_new_data_sensors
 from .partitions import group_key
-from .resources import SparkResource
+from .resources import SparkResource, as_spark_resource
 from .schedules import build_schedules
 from .specs import exposure_specs, model_specs, source_specs
 from .translator import StreamtTranslator
 
+if TYPE_CHECKING:
+    from dagster_pyspark import LazyPySparkResource, PySparkResource
+
 
 def build_definitions(project_dir: str | Path, env: str | None = None, *,
                       translator: StreamtTranslator | None = None,
-                      spark: SparkResource | None = None,
+                      spark: SparkResource | PySparkResource | LazyPySparkResource | None = None,
                       loaded: LoadedProject | None = None,
-                      column_level_lineage: bool = True) -> dg.Definitions:
+                      column_level_lineage: bool = True,
+                      select: str | None = None, exclude: str | None = None) -> dg.Definitions:
     """Load the project (warm cache) and build its assets. An invalid project fails the code
-    location load with every error listed, never with a traceback into our internals."""
+    location load with every error listed, never with a traceback into our internals.
+
+    ``translator`` decides keys and attributes; ``spark`` is our ``SparkResource`` or a
+    dagster-pyspark resource (its ``spark_config`` under ``runtime.spark.conf``); ``select`` /
+    ``exclude`` keep some models only (selection syntax). The key map goes into the metadata."""
     loaded = loaded or load(project_dir, env)
     if loaded.errors:
         raise ProjectError(loaded.diagnostics)
     t = translator or StreamtTranslator(loaded.project.name)
+    chosen = selected_models(loaded, select, exclude)
+    sources, exposures = _neighbours(loaded, chosen) if chosen != set(loaded.compiled.models) else (None, None)
+    keys = KeyMap.build(loaded, t, chosen, sources)
     lineage = column_lineage(loaded) if column_level_lineage else None
-    specs = model_specs(loaded, t, lineage)
-    assets: list[dg.AssetsDefinition | dg.AssetSpec] = list(_models_assets(loaded, specs, t))
-    assets += source_specs(loaded, t)
-    assets += exposure_specs(loaded, t)
-    resource = spark or SparkResource(project_dir=str(loaded.project.root), env=loaded.project.env)
-    source_checks = build_source_checks(loaded, t)
-    freshness_checks = build_freshness_checks(loaded, t)
+    specs = model_specs(loaded, t, keys, lineage)
+    assets: list[dg.AssetsDefinition | dg.AssetSpec] = list(_models_assets(loaded, specs, keys))
+    assets += source_specs(loaded, t, keys, sources)
+    assets += exposure_specs(loaded, t, keys, exposures)
+    resource = as_spark_resource(spark, str(loaded.project.root), loaded.project.env)
+    source_checks = build_source_checks(loaded, keys, sources)
+    freshness_checks = build_freshness_checks(loaded, keys, sources)
     return dg.Definitions(assets=assets, asset_checks=[c for c in (source_checks, freshness_checks) if c],
-                          schedules=[*build_schedules(loaded, t), *build_freshness_schedule(loaded, freshness_checks)],
-                          sensors=[build_lineage_sensor(loaded), build_failure_sensor(loaded),
-                                   *build_new_data_sensors(loaded, t)],
-                          resources={"spark": resource})
+                          schedules=[*build_schedules(loaded, keys),
+                                     *build_freshness_schedule(loaded, freshness_checks)],
+                          sensors=[build_lineage_sensor(loaded, keys), build_failure_sensor(loaded, keys),
+                                   *build_new_data_sensors(loaded, keys, sources)],
+                          resources={"spark": resource}, metadata=keys.as_metadata())
+
+
+def selected_models(loaded: LoadedProject, select_: str | None, exclude: str | None) -> set[str]:
+    """The models ``select`` minus ``exclude`` name (selection syntax; default every model)."""
+    graph, models = loaded.graph, set(loaded.compiled.models)
+    try:
+        chosen = {i.split(".", 1)[1] for i in select(graph, select_)} if select_ else set(models)
+        if exclude:
+            chosen -= {i.split(".", 1)[1] for i in select(graph, exclude)}
+    except SelectionError as exc:
+        raise ValueError(f"select/exclude of project {loaded.project.name!r}: {exc}") from None
+    return chosen & models
+
+
+def _neighbours(loaded: LoadedProject, chosen: set[str]) -> tuple[set[str], set[str]]:
+    """With a selection: the sources the chosen models read, and the exposures that consume them."""
+    g = loaded.graph
+    sources = {u.split(".", 1)[1] for m in chosen for u in g.upstream_of(f"model.{m}") if u.startswith("source.")}
+    exposures = {d.split(".", 1)[1] for m in chosen for d in g.downstream_of(f"model.{m}")
+                 if d.startswith("exposure.")}
+    return sources, exposures
 
 
 def _models_assets(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
-                   t: StreamtTranslator) -> list[dg.AssetsDefinition]:
+                   keys: KeyMap) -> list[dg.AssetsDefinition]:
     """Unpartitioned models in one multi-asset; models partitioned alike (and with the same backfill
     policy) in one each, named after their granularity."""
     groups: dict[tuple[str, str] | None, dict[str, dg.AssetSpec]] = {}
@@ -61,7 +97,7 @@ def _models_assets(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
     for key in sorted(groups, key=lambda k: ("", "") if k is None else k):
         members = groups[key]
         if key is None:
-            out.append(build_models_asset(loaded, members, t))
+            out.append(build_models_asset(loaded, members, keys))
             continue
         pb = loaded.project.models[sorted(members)[0]].partitioned_by
         assert pb is not None
@@ -69,6 +105,6 @@ def _models_assets(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                                                                                           "static")
         digest = hashlib.sha256(key[0].encode()).hexdigest()[:6]
         suffix = "_per_partition" if key[1] == "per_partition" else ""
-        out.append(build_models_asset(loaded, members, t, name=f"{project}_{kind}_models_{digest}{suffix}",
+        out.append(build_models_asset(loaded, members, keys, name=f"{project}_{kind}_models_{digest}{suffix}",
                                       partitioning=pb))
     return out

@@ -8,6 +8,7 @@ File sources are measured without Spark; a session starts only for ``max(column)
 No `from __future__ import annotations`: Dagster reads the runtime type hints of check functions.
 """
 
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime
@@ -17,12 +18,13 @@ import dagster as dg
 from dagster import AssetCheckExecutionContext
 
 from ..api import LoadedProject
-from ..checks.source_freshness import FreshnessOutcome, check_name, check_source_freshness, checked_sources
+from ..checks.source_freshness import FreshnessOutcome, as_test_result, check_source_freshness, checked_sources
+from .key_map import KeyMap
+from .progress import CheckEvent, emit
 from .resources import SparkResource
-from .translator import StreamtTranslator
 
 
-def freshness_check_result(key: dg.AssetKey, outcome: FreshnessOutcome) -> dg.AssetCheckResult:
+def freshness_check_result(key: dg.AssetCheckKey, outcome: FreshnessOutcome) -> dg.AssetCheckResult:
     md: dict[str, Any] = {"measured_by": outcome.measured_by}
     if outcome.last_updated is not None:
         md["last_updated"] = outcome.last_updated.astimezone(UTC).isoformat()
@@ -34,22 +36,24 @@ def freshness_check_result(key: dg.AssetKey, outcome: FreshnessOutcome) -> dg.As
     for name, value in (outcome.detail or {}).items():
         md[name] = dg.MetadataValue.path(value) if name == "path" else value
     return dg.AssetCheckResult(
-        asset_key=key, check_name=f"{outcome.source}_freshness", passed=outcome.passed,
+        asset_key=key.asset_key, check_name=key.name, passed=outcome.passed,
         severity=dg.AssetCheckSeverity.ERROR if outcome.severity == "error" else dg.AssetCheckSeverity.WARN,
         metadata=md, description=outcome.message or None)
 
 
-def build_freshness_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.AssetChecksDefinition | None:
-    """One check per source with a ``freshness:`` window and a way to measure it (see checks.source_freshness)."""
-    checked = checked_sources(loaded.project)
+def build_freshness_checks(loaded: LoadedProject, key_map: KeyMap,
+                           sources: set[str] | None = None) -> dg.AssetChecksDefinition | None:
+    """One check per source (of ``sources``; default all) with a ``freshness:`` window and a way to
+    measure it (see checks.source_freshness)."""
+    checked = {n: c for n, c in checked_sources(loaded.project).items() if sources is None or n in sources}
     if not checked:
         return None
-    keys = {name: t.get_source_key(source) for name, (source, _, _) in checked.items()}
-    specs = [dg.AssetCheckSpec(name=check_name(source), asset=keys[name],
+    keys = {name: key_map.freshness[name] for name in checked}
+    specs = [dg.AssetCheckSpec(name=keys[name].name, asset=keys[name].asset_key,
                                description=f"{win.describe()} (measured by {how}).",
                                metadata={"measured_by": how})
              for name, (source, win, how) in checked.items()]
-    by_check = {check_name(source): name for name, (source, _, _) in checked.items()}
+    by_check = {key: name for name, key in keys.items()}
 
     @dg.multi_asset_check(specs=specs, name=f"{loaded.project.ident}_source_freshness", can_subset=True)
     def source_freshness(context: AssetCheckExecutionContext, spark: SparkResource) -> Iterator[dg.AssetCheckResult]:
@@ -63,8 +67,12 @@ def build_freshness_checks(loaded: LoadedProject, t: StreamtTranslator) -> dg.As
                 return sessions[0]
 
             for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
-                name = by_check[key.name]
+                name = by_check[key]
+                began = time.perf_counter()
                 outcome = check_source_freshness(loaded.project, checked[name][0], now=now, session=session)
+                result = as_test_result(outcome, time.perf_counter() - began)
+                emit(CheckEvent(result.test, result.target, result.passed, result.severity, 0, result.duration_seconds,
+                                outcome.message if not outcome.passed else "", result))
                 if not outcome.passed:
                     log = context.log.error if outcome.severity == "error" else context.log.warning
                     log(f"streamt: source {name} is stale: {outcome.message}")

@@ -13,13 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.events import DagsterEventType
 
 from ..api import LoadedProject
 from ..lineage.project_columns import column_lineage
 from ..openlineage.events import EventBuilder
 from ..openlineage.transport import DeliveryReport, emit_all, resolve_transport_config, state_dir
-from .run_lineage import model_names_of, run_events
+from .key_map import KeyMap
+from .run_lineage import run_events
 
 REGISTRY = "emitted_runs.json"
 KEEP = 5000  # most recent run ids remembered
@@ -42,8 +42,8 @@ def _registry(root: Path) -> Iterator[dict[str, float]]:
         tmp.replace(path)
 
 
-def emit_runs(loaded: LoadedProject, instance: dg.DagsterInstance, run_ids: list[tuple[str, float]]
-              ) -> tuple[DeliveryReport | None, list[str]]:
+def emit_runs(loaded: LoadedProject, key_map: KeyMap, instance: dg.DagsterInstance,
+              run_ids: list[tuple[str, float]]) -> tuple[DeliveryReport | None, list[str]]:
     """Build and queue the events of runs not emitted yet (``(run_id, finished_ts)``), then deliver
     what is pending. Returns the report (None when OpenLineage is disabled) and the runs emitted."""
     project = loaded.project
@@ -51,7 +51,8 @@ def emit_runs(loaded: LoadedProject, instance: dg.DagsterInstance, run_ids: list
     if not project.runtime.openlineage.enabled or config.get("type") == "noop":
         return None, []
     root = state_dir(project)
-    keys = [dg.AssetKey([n]) for n in loaded.compiled.models]
+    keys = set(key_map.models.values())
+    checks = {*key_map.tests.values(), *key_map.freshness.values()}
     builder: EventBuilder | None = None
     emitted: list[str] = []
     with _registry(root) as done:
@@ -60,23 +61,29 @@ def emit_runs(loaded: LoadedProject, instance: dg.DagsterInstance, run_ids: list
             if run_id in done:
                 continue
             run = instance.get_run_by_id(run_id)
-            if run is None or not _of_project(instance, run, set(keys)):
+            if run is None or not _of_project(instance, run, keys, checks):
                 done[run_id] = finished  # not a run of this project's models
                 continue
             if builder is None:
                 builder = EventBuilder(loaded, columns=column_lineage(loaded))
-            events += run_events(loaded, instance, run_id, builder, model_names_of(loaded, keys))
+            events += run_events(loaded, instance, run_id, builder, key_map)
             done[run_id] = finished
             emitted.append(run_id)
         report = emit_all(events, config, root)  # queued durably inside the registry lock: no double emit
     return report, emitted
 
 
-def _of_project(instance: dg.DagsterInstance, run: dg.DagsterRun, keys: set[dg.AssetKey]) -> bool:
-    """A run of the project's models or tests. A job's run (a schedule's) has no asset selection of
-    its own: what it set out to materialize is in its planned-materialization events."""
-    if set(run.asset_selection or ()) & keys or run.asset_check_selection:
+def _of_project(instance: dg.DagsterInstance, run: dg.DagsterRun, keys: set[dg.AssetKey],
+                checks: set[dg.AssetCheckKey]) -> bool:
+    """A run of the project's models or tests. A job's run (a schedule's, `streamt test`'s) has no
+    selection of its own: what it set out to do is in its planned-materialization and planned-check
+    events."""
+    if set(run.asset_selection or ()) & keys or set(run.asset_check_selection or ()) & checks:
         return True
-    records = instance.get_records_for_run(run.run_id, of_type={DagsterEventType.ASSET_MATERIALIZATION_PLANNED})
-    return any(r.event_log_entry.dagster_event is not None
-               and r.event_log_entry.dagster_event.event_specific_data.asset_key in keys for r in records.records)
+    planned = {dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED, dg.DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED}
+    for record in instance.get_records_for_run(run.run_id, of_type=planned).records:
+        event = record.event_log_entry.dagster_event
+        data = event.event_specific_data if event is not None else None
+        if getattr(data, "asset_key", None) in keys or getattr(data, "asset_check_key", None) in checks:
+            return True
+    return False

@@ -10,12 +10,13 @@ import dagster as dg
 from dagster import SensorEvaluationContext
 
 from ..api import LoadedProject
+from .key_map import KeyMap
 from .lineage_emit import emit_runs
 
 _DONE = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 
 
-def build_lineage_sensor(loaded: LoadedProject) -> dg.SensorDefinition:
+def build_lineage_sensor(loaded: LoadedProject, keys: KeyMap) -> dg.SensorDefinition:
     ol = loaded.project.runtime.openlineage
 
     @dg.sensor(name=f"{loaded.project.ident}_openlineage", minimum_interval_seconds=ol.sensor_interval_seconds,
@@ -29,7 +30,7 @@ def build_lineage_sensor(loaded: LoadedProject) -> dg.SensorDefinition:
             filters=dg.RunsFilter(statuses=_DONE, updated_after=datetime.fromtimestamp(since, tz=UTC)),
             order_by="update_timestamp", ascending=True, limit=100)
         runs = [(r.dagster_run.run_id, r.update_timestamp.timestamp()) for r in records]
-        report, emitted = emit_runs(loaded, context.instance, runs)
+        report, emitted = emit_runs(loaded, keys, context.instance, runs)
         if runs:
             # runs whose events are queued durably are done: the outbox delivers them, in order
             context.update_cursor(json.dumps({"since": max(ts for _, ts in runs)}))

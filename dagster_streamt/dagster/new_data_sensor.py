@@ -21,7 +21,7 @@ from ..graph.graph import split_id
 from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
 from ..spec.names import safe_identifier
-from .translator import StreamtTranslator
+from .key_map import KeyMap
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
 
@@ -82,9 +82,9 @@ def run_key(source: str, changed: list[DataFile]) -> str:
     return f"{source}:{digest[:32]}"
 
 
-def build_new_data_sensor(loaded: LoadedProject, t: StreamtTranslator, source: Source) -> dg.SensorDefinition:
-    models = fed_models(loaded, source.name)
-    keys = [t.get_model_key(loaded.project.models[m]) for m in models]
+def build_new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source) -> dg.SensorDefinition:
+    models = [m for m in fed_models(loaded, source.name) if m in key_map.assets]
+    keys = [key_map.model(m) for m in models]
     location = source_location(loaded.project, source)
     config = source.sensor
     target = (f"runs {', '.join(models)}" if models
@@ -117,6 +117,7 @@ def build_new_data_sensor(loaded: LoadedProject, t: StreamtTranslator, source: S
     return new_data
 
 
-def build_new_data_sensors(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.SensorDefinition]:
-    return [build_new_data_sensor(loaded, t, s) for _, s in sorted(loaded.project.sources.items())
-            if is_file_source(s)]
+def build_new_data_sensors(loaded: LoadedProject, key_map: KeyMap,
+                           sources: set[str] | None = None) -> list[dg.SensorDefinition]:
+    return [build_new_data_sensor(loaded, key_map, s) for _, s in sorted(loaded.project.sources.items())
+            if is_file_source(s) and (sources is None or s.name in sources)]

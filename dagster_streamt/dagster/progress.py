@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -19,12 +20,13 @@ class ModelEvent:
 @dataclass(frozen=True)
 class CheckEvent:
     test: str
-    target: str
+    target: str  # model.x | source.y
     passed: bool
     severity: str  # error | warn
     failing_rows: int
     seconds: float
     message: str = ""
+    result: Any = None  # the full TestResult, for `streamt test`'s table and JSON
 
 
 Event = ModelEvent | CheckEvent

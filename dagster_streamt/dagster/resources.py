@@ -1,37 +1,106 @@
 """``SparkResource``: one Spark session per run, configured from ``runtime.spark`` and overridable
-in Dagster run config (master, remote, conf)."""
+in Dagster run config (master, remote, conf).
+
+A team's dagster-pyspark resource plugs in: :func:`as_spark_resource` turns a ``PySparkResource`` or
+``LazyPySparkResource`` into a ``SparkResource`` whose ``base_conf`` is its ``spark_config``, laid
+under the project's ``runtime.spark.conf``. The session itself stays ours (not dagster-pyspark's
+``getOrCreate`` of the raw config): the project's warehouse, the in-memory catalog, the log settings
+and Spark Connect need it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field
+
+if TYPE_CHECKING:  # imported when used: dagster_pyspark imports pyspark, which `streamt status` never needs
+    from dagster_pyspark import LazyPySparkResource, PySparkResource
+
+_shared_sessions = 0  # > 0 while keep_sessions_alive() is active
+
+
+@contextmanager
+def keep_sessions_alive() -> Iterator[None]:
+    """Runs executed in this process inside the block leave their session running, so several runs
+    (``streamt backfill --per-partition``) pay for one JVM whatever resource the code location binds."""
+    global _shared_sessions
+    _shared_sessions += 1
+    try:
+        yield
+    finally:
+        _shared_sessions -= 1
+
+
+def _conf_value(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 class SparkResource(dg.ConfigurableResource):
     """Gives the run its Spark session: embedded local (default), Spark Connect, or a cluster."""
 
-    project_dir: str = Field(description="Project folder (holds stream_project.yml).")
-    env: str | None = Field(default=None, description="Environment overlay name.")
+    project_dir: str | None = Field(default=None, description="Project folder (informational: each asset "
+                                                               "passes the project it runs).")
+    env: str | None = Field(default=None, description="Environment overlay name (informational).")
     master: str | None = Field(default=None, description="Override runtime.spark.master, e.g. spark://host:7077.")
     remote: str | None = Field(default=None, description="Override runtime.spark.remote (sc://host:15002).")
-    conf: dict[str, str] = Field(default_factory=dict, description="Extra Spark conf for this run.")
+    conf: dict[str, str] = Field(default_factory=dict, description="Extra Spark conf for this run (wins over "
+                                                                  "runtime.spark.conf).")
+    base_conf: dict[str, str] = Field(default_factory=dict, description=(
+        "Spark conf laid under runtime.spark.conf (a dagster-pyspark resource's spark_config); its spark.master / "
+        "spark.remote apply when runtime.spark sets no master / remote."))
 
     keep_alive: bool = Field(default=False, description="Leave the session running after the run "
                                                         "(tests, notebooks); a run process stops it by default.")
 
+    @classmethod
+    def from_pyspark(cls, resource: PySparkResource | LazyPySparkResource, **fields: Any) -> SparkResource:
+        """A ``SparkResource`` on a dagster-pyspark resource's ``spark_config`` (nested keys flattened
+        as dagster-pyspark does: ``{"spark": {"executor": {"memory": "2g"}}}``)."""
+        from dagster_spark.utils import flatten_dict
+
+        base = {key: _conf_value(value) for key, value in flatten_dict(dict(resource.spark_config or {}))}
+        return cls(base_conf=base, **fields)
+
+    def settings(self, project: Any) -> Any:
+        """Base conf < runtime.spark < this resource's overrides."""
+        from ..spark.session import SparkSettings
+
+        rt = project.runtime.spark
+        given = rt.model_fields_set
+        base = dict(self.base_conf)
+        master = self.master or (None if "master" in given else base.get("spark.master"))
+        remote = self.remote or (None if "remote" in given else base.get("spark.remote"))
+        under = {k: v for k, v in base.items() if k not in ("spark.master", "spark.remote") and k not in rt.conf}
+        return SparkSettings.from_project(project, master=master, remote=remote,
+                                          conf={**under, **self.conf} or None)
+
     @contextmanager
     def session(self, project: Any) -> Iterator[Any]:
-        from ..spark.session import SparkSettings, create_session, stop_session
+        from ..spark.session import create_session, stop_session
 
-        settings = SparkSettings.from_project(project, master=self.master, remote=self.remote,
-                                              conf=self.conf or None)
-        spark = create_session(project, settings)
+        spark = create_session(project, self.settings(project))
         try:
             yield spark
         finally:
-            if not self.keep_alive:
+            if not (self.keep_alive or _shared_sessions):
                 stop_session(spark)
+
+
+def as_spark_resource(resource: SparkResource | PySparkResource | LazyPySparkResource | None,
+                      project_dir: str | None = None, env: str | None = None) -> SparkResource:
+    """The resource the models run with: ours as given, a dagster-pyspark one adapted, or the default."""
+    if resource is None:
+        return SparkResource(project_dir=project_dir, env=env)
+    if isinstance(resource, SparkResource):
+        return resource
+    from dagster_pyspark import LazyPySparkResource, PySparkResource
+
+    if isinstance(resource, PySparkResource | LazyPySparkResource):
+        return SparkResource.from_pyspark(resource, project_dir=project_dir, env=env)
+    raise TypeError(f"spark must be a dagster_streamt SparkResource or a dagster_pyspark PySparkResource / "
+                    f"LazyPySparkResource, not {type(resource).__name__}")
+

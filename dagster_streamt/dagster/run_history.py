@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from ..api import LoadedProject
-from ..spec.names import safe_identifier
+from .key_map import KeyMap
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,14 @@ def _ts(x: object, default: float) -> datetime:
     return datetime.fromtimestamp(float(x) if x is not None else default, tz=UTC)  # type: ignore[arg-type]
 
 
-def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance) -> dict[str, LastRun]:
-    """Latest outcome per model: its latest materialization, or a later failed/skipped record."""
+def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap) -> dict[str, LastRun]:
+    """Latest outcome per model (under the code location's keys): its latest materialization, or a
+    later failed/skipped record."""
     out: dict[str, LastRun] = {}
-    for name in loaded.compiled.models:
-        key = dg.AssetKey([name])
+    for name in sorted(loaded.compiled.models):
+        key = keys.models.get(name)
+        if key is None:
+            continue
         best: LastRun | None = None
         mat = instance.get_latest_materialization_event(key)
         if mat is not None and mat.asset_materialization is not None:
@@ -80,11 +83,12 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance) -> dict[str, 
     return out
 
 
-def last_checks(loaded: LoadedProject, instance: dg.DagsterInstance) -> list[LastCheck]:
+def last_checks(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap) -> list[LastCheck]:
+    """Each test's latest evaluation, whichever run wrote it (`streamt run`, `streamt test`, the UI)."""
     out = []
     for name, test in sorted(loaded.project.tests.items()):
-        asset = dg.AssetKey([test.model]) if test.model else dg.AssetKey(["sources", str(test.source)])
-        record = instance.get_latest_asset_check_evaluation_record(dg.AssetCheckKey(asset, safe_identifier(name)))
+        check = keys.check_of(name)
+        record = instance.get_latest_asset_check_evaluation_record(check) if check is not None else None
         ev = record.evaluation if record is not None else None
         severity = str(ev.severity.value).lower() if ev is not None else (test.severity or "error")
         at = datetime.fromtimestamp(record.create_timestamp, tz=UTC) if record is not None else None

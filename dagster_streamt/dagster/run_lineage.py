@@ -12,11 +12,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import dagster as dg
-from dagster._core.events import DagsterEventType
 from openlineage.client.event_v2 import RunEvent, RunState
 
 from ..api import LoadedProject
 from ..openlineage.events import DagsterRun, EventBuilder, assertions_from_tests
+from .key_map import KeyMap
+
+DagsterEventType = dg.DagsterEventType
 
 _TERMINAL_RUN = {DagsterEventType.RUN_SUCCESS: RunState.COMPLETE, DagsterEventType.RUN_FAILURE: RunState.FAIL,
                  DagsterEventType.RUN_CANCELED: RunState.ABORT}
@@ -43,12 +45,8 @@ def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> S
         duration_s=_value(md, "duration_s", 0.0))
 
 
-def model_names_of(loaded: LoadedProject, keys: Any) -> dict[dg.AssetKey, str]:
-    return {dg.AssetKey([n]): n for n in loaded.compiled.models if dg.AssetKey([n]) in set(keys or ())}
-
-
 def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str, builder: EventBuilder,
-               key_to_model: dict[dg.AssetKey, str]) -> list[RunEvent]:
+               keys: KeyMap) -> list[RunEvent]:
     """Parent START, each model's START + COMPLETE/FAIL/ABORT, each test run, parent end."""
     run = instance.get_run_by_id(run_id)
     if run is None:
@@ -77,7 +75,7 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
         elif ev.event_type in (DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION):
             mat = ev.step_materialization_data.materialization if ev.event_type == DagsterEventType.\
                 ASSET_MATERIALIZATION else ev.asset_observation_data.asset_observation
-            name = key_to_model.get(mat.asset_key)
+            name = keys.model_of(mat.asset_key)
             md = dict(mat.metadata)
             if name is None or (ev.event_type == DagsterEventType.ASSET_OBSERVATION and "streamt/status" not in md):
                 continue
@@ -99,7 +97,8 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
     if started is None:
         return []
     ended = ended or _ts(run.end_time or datetime.now(UTC).timestamp())
-    selected = [key_to_model[k] for k in sorted(planned | set(run.asset_selection or ())) if k in key_to_model]
+    chosen = [keys.model_of(k) for k in sorted(planned | set(run.asset_selection or ()))]
+    selected = [name for name in chosen if name is not None]
     for name in selected:  # cancelled or stopped before the model ran: ABORT, never silence
         if name not in results:
             reason = "run cancelled" if end_state is RunState.ABORT else f"not run: {error or 'run ended'}"

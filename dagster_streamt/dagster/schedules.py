@@ -11,14 +11,18 @@ from ..api import LoadedProject
 from ..graph.select import select
 from ..spec.models import Freshness, Model
 from ..spec.names import safe_identifier
-from .translator import StreamtTranslator
+from .key_map import KeyMap
 
 
-def build_schedules(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.ScheduleDefinition]:
+def build_schedules(loaded: LoadedProject, key_map: KeyMap) -> list[dg.ScheduleDefinition]:
+    """One schedule per ``schedules:`` entry over the selected models this code location defines
+    (an entry whose models are all left out by the component's select/exclude is left out too)."""
     out = []
     for name, s in loaded.project.schedules.items():
         models = [i.split(".", 1)[1] for i in select(loaded.graph, s.select)]  # validated at load time
-        keys = [t.get_model_key(loaded.project.models[m]) for m in models]
+        keys = [key_map.model(m) for m in models if m in key_map.assets]
+        if not keys:
+            continue
         job = dg.define_asset_job(f"{safe_identifier(name)}_job", selection=dg.AssetSelection.assets(*keys),
                                   description=f"Models selected by `{s.select}` (schedule {name})")
         out.append(dg.ScheduleDefinition(

@@ -7,6 +7,8 @@ import dagster as dg
 from ..api import LoadedProject
 from ..lineage.columns import ProjectColumnLineage
 from ..lineage.project_columns import inferred_types
+from ..spec.models import Exposure, Model, Source
+from .key_map import KeyMap, KeyMapError
 from .schedules import automation_condition, freshness_policy
 from .translator import StreamtTranslator
 
@@ -28,13 +30,17 @@ def model_columns(loaded: LoadedProject, name: str,
     return []
 
 
-def _dep_key(loaded: LoadedProject, t: StreamtTranslator, nid: str) -> dg.AssetKey:
-    kind, name = nid.split(".", 1)
-    if kind == "source":
-        return t.get_source_key(loaded.project.sources[name])
-    if kind == "exposure":
-        return t.get_exposure_key(loaded.project.exposures[name])
-    return t.get_model_key(loaded.project.models[name])
+def _final(t: StreamtTranslator, entity: Model | Source | Exposure, spec: dg.AssetSpec) -> dg.AssetSpec:
+    """The translator's last word (``get_asset_spec``); the key stays the one the key map holds."""
+    out = t.get_asset_spec(entity, spec)
+    if out.key != spec.key:
+        raise KeyMapError(f"{type(t).__name__}.get_asset_spec changed the key of {entity.name!r} from "
+                          f"{spec.key.to_user_string()!r} to {out.key.to_user_string()!r}: change keys in "
+                          "get_model_key / get_source_key / get_exposure_key, which dependencies and the CLI use")
+    if out.partitions_def is not None:
+        raise KeyMapError(f"{type(t).__name__}.get_asset_spec gave {entity.name!r} a partitions_def: declare "
+                          "`partitioned_by:` on the model instead")
+    return out
 
 
 def _described(values: dict[str, object]) -> dict[str, object]:
@@ -47,7 +53,7 @@ def _described(values: dict[str, object]) -> dict[str, object]:
     return out
 
 
-def column_lineage_metadata(loaded: LoadedProject, t: StreamtTranslator,
+def column_lineage_metadata(loaded: LoadedProject, keys: KeyMap,
                             lineage: ProjectColumnLineage | None, name: str) -> dict[str, object]:
     """``dagster/column_lineage`` from the static analysis, so the UI shows it before any run."""
     ml = lineage.models.get(name) if lineage else None
@@ -60,31 +66,30 @@ def column_lineage_metadata(loaded: LoadedProject, t: StreamtTranslator,
             if edge.type != "DIRECT":
                 continue
             rel = edge.source.relation
-            if rel in loaded.project.models:
-                key = t.get_model_key(loaded.project.models[rel])
-            elif rel in loaded.project.sources:
-                key = t.get_source_key(loaded.project.sources[rel])
-            else:
+            key = keys.models.get(rel) or keys.sources.get(rel)
+            if key is None:
                 continue
             items.append(dg.TableColumnDep(asset_key=key, column_name=edge.source.column))
         deps[col] = items
     return {"dagster/column_lineage": dg.TableColumnLineage(deps_by_column=deps)}
 
 
-def model_specs(loaded: LoadedProject, t: StreamtTranslator,
+def model_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
                 lineage: ProjectColumnLineage | None = None) -> dict[str, dg.AssetSpec]:
+    """The specs of the models the code location defines (``keys.assets``)."""
     specs: dict[str, dg.AssetSpec] = {}
     g = loaded.graph
     types = inferred_types(loaded, lineage)
     for name, cm in sorted(loaded.compiled.models.items()):
+        if name not in keys.assets:
+            continue
         model = loaded.project.models[name]
-        deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"model.{name}")
-                if u.split(".", 1)[0] in ("source", "model")]
+        deps = [keys.node(u) for u in g.upstream_of(f"model.{name}") if u.split(".", 1)[0] in ("source", "model")]
         metadata = {**t.get_model_metadata(
             model, cm, [(c, t_ or types.get((name, c))) for c, t_ in model_columns(loaded, name, lineage)]),
-                    **column_lineage_metadata(loaded, t, lineage, name)}
-        specs[name] = dg.AssetSpec(
-            key=t.get_model_key(model),
+                    **column_lineage_metadata(loaded, keys, lineage, name)}
+        specs[name] = _final(t, model, dg.AssetSpec(
+            key=keys.model(name),
             deps=deps,
             description=t.get_description(model, cm),
             group_name=t.get_group_name(model),
@@ -96,13 +101,17 @@ def model_specs(loaded: LoadedProject, t: StreamtTranslator,
             skippable=True,
             automation_condition=automation_condition(model),
             freshness_policy=freshness_policy(model.freshness),
-        )
+        ))
     return specs
 
 
-def source_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSpec]:
+def source_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
+                 names: set[str] | None = None) -> list[dg.AssetSpec]:
+    """External assets of the sources (``names``; default all)."""
     out = []
     for s in loaded.project.sources.values():
+        if names is not None and s.name not in names:
+            continue
         md: dict[str, object] = {"format": s.resolved_format}
         location = s.path or s.table or s.topic or s.options.get("dbtable")
         if location:
@@ -113,23 +122,26 @@ def source_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSp
                                         tags={"classification": c.classification} if c.classification else {})
                          for c in s.columns])
         md.update(_described({"topic": s.topic, "schema_subject": s.schema_.subject if s.schema_ else None}))
-        producers = [_dep_key(loaded, t, u) for u in loaded.graph.upstream_of(f"source.{s.name}")
+        producers = [keys.node(u) for u in loaded.graph.upstream_of(f"source.{s.name}")
                      if u.startswith("exposure.")]  # streamt's producer exposures write this source
-        out.append(dg.AssetSpec(
-            key=t.get_source_key(s), deps=producers, description=s.description, group_name="sources",
+        out.append(_final(t, s, dg.AssetSpec(
+            key=keys.sources[s.name], deps=producers, description=s.description, group_name="sources",
             owners=t.get_owners(s),
             tags=t.get_tags(s), kinds=t.get_source_kinds(s), metadata=md,
             freshness_policy=freshness_policy(s.freshness),
-        ))
+        )))
     return out
 
 
-def exposure_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.AssetSpec]:
+def exposure_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
+                   names: set[str] | None = None) -> list[dg.AssetSpec]:
+    """Assets of the exposures (``names``; default all)."""
     out = []
     g = loaded.graph
     for name, e in loaded.project.exposures.items():
-        deps = [_dep_key(loaded, t, u) for u in g.upstream_of(f"exposure.{name}")
-                if not u.startswith("exposure.")]
+        if names is not None and name not in names:
+            continue
+        deps = [keys.node(u) for u in g.upstream_of(f"exposure.{name}") if not u.startswith("exposure.")]
         md: dict[str, object] = {"type": e.type}
         if e.url:
             md["url"] = dg.MetadataValue.url(e.url)
@@ -144,8 +156,8 @@ def exposure_specs(loaded: LoadedProject, t: StreamtTranslator) -> list[dg.Asset
             "data_requirements": e.data_requirements,
             "produces": [f"{'model' if r.ref else 'source'}.{r.ref or r.source}" for r in e.produces],
         }))
-        out.append(dg.AssetSpec(
-            key=t.get_exposure_key(e), deps=deps, description=e.description, group_name="exposures",
+        out.append(_final(t, e, dg.AssetSpec(
+            key=keys.exposures[name], deps=deps, description=e.description, group_name="exposures",
             owners=t.get_owners(e), tags=t.get_tags(e), kinds=t.get_exposure_kinds(e), metadata=md,
-        ))
+        )))
     return out

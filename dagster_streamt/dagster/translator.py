@@ -1,7 +1,8 @@
 """How project entities become Dagster asset keys, groups, owners, tags, kinds and metadata.
 
 Subclass :class:`StreamtTranslator` and pass it to ``build_definitions`` to change any of them,
-like dagster-dbt's translator.
+like dagster-dbt's translator. The keys it gives are recorded once in the code location's key map
+(:mod:`.key_map`), which every CLI command and sensor reads: a subclass changes keys everywhere.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ class StreamtTranslator:
     def get_check_name(self, test: Test) -> str:
         """Dagster check names allow letters, digits and ``_`` only."""
         return safe_identifier(test.name)
+
+    def get_asset_spec(self, entity: Model | Source | Exposure, spec: dg.AssetSpec) -> dg.AssetSpec:
+        """The last word on each asset's spec, built from the methods above: return it changed
+        (``spec.replace_attributes(...)``, ``spec.merge_attributes(...)``). Keys come from the
+        ``get_*_key`` methods only (dependencies and the CLI use them), so the key must stay."""
+        return spec
 
     # attributes ---------------------------------------------------------------------------
     def get_group_name(self, model: Model) -> str:

@@ -46,12 +46,14 @@ def read_run_state(loaded: LoadedProject) -> RunState | None:
         return None
     label = _label(loaded)
     try:
+        from ..dagster.code_location import code_location
         from ..dagster.instance import project_instance
         from ..dagster.run_history import last_checks, last_runs
 
+        keys = code_location(loaded).keys  # the keys the runs were recorded under
         with project_instance(loaded.project.root) as instance:
-            runs = last_runs(loaded, instance)
-            checks = last_checks(loaded, instance)
+            runs = last_runs(loaded, instance, keys)
+            checks = last_checks(loaded, instance, keys)
     except Exception as exc:  # a broken or newer-schema instance must not stop the docs
         return RunState(label, error=f"{type(exc).__name__}: {exc}".strip())
     return RunState(

@@ -17,10 +17,10 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from dagster._core.instance.ref import InstanceRef
 
 from dagster_streamt.api import load
 from dagster_streamt.cli.continuous_cmd import plan
+from dagster_streamt.dagster.code_location import code_location
 from dagster_streamt.dagster.run_history import last_runs
 from dagster_streamt.dagster.stream_observations import ObservationReporter
 from dagster_streamt.spark import Warehouse, register_model_view
@@ -186,10 +186,11 @@ def test_progress_becomes_dagster_observations(spark: Any, tmp_project: Any) -> 
 
         with running(spark, project, ["orders_clean"], rec, on_progress=both, on_event=reporter.event):
             wait_for(lambda: ids(spark, project) == [2, 3], "the first file")
-            assert last_runs(load(project.root), instance)["orders_clean"].status == "RUNNING"  # `streamt status`
+            keys = code_location(load(project.root)).keys
+            assert last_runs(load(project.root), instance, keys)["orders_clean"].status == "RUNNING"  # `status`
             drop(project.root, "b.json", orders(range(4, 6)))  # its batch reports the first batch's watermark
             wait_for(lambda: any(p.new_rows and p.watermark for p in rec.progress), "a report with a watermark")
-        stopped = last_runs(load(project.root), instance)["orders_clean"]
+        stopped = last_runs(load(project.root), instance, keys)["orders_clean"]
         assert (stopped.status, stopped.rows) == ("COMPLETE", 4)
         records = instance.fetch_observations(key, limit=50).records
         metadata = [{k: getattr(v, "value", v) for k, v in r.asset_observation.metadata.items()}
@@ -249,7 +250,7 @@ def test_cli_stops_gracefully_on_sigterm_to_its_process_group(spark: Any, tmp_pa
     assert "SIGTERM: stopping the queries gracefully" in out and "Traceback" not in out
     assert "stopped: 2 rows in 1 batch(es), 0 restart(s)" in out, out
     assert ids(spark, project) == [2, 3]
-    instance = dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(root / ".streamt" / "dagster")))
+    instance = dg.DagsterInstance.from_config(str(root / ".streamt" / "dagster"))
     statuses = [r.asset_observation.metadata["streamt/status"].value
                 for r in instance.fetch_observations(dg.AssetKey(["orders_clean"]), limit=10).records]
     assert statuses[0] == "stopped" and "running" in statuses
