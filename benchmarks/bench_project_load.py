@@ -62,9 +62,9 @@ from dagster_streamt.api import CACHE_FILE, load
 from dagster_streamt.compile.compiler import compile_project
 from dagster_streamt.graph.build import build_graph
 from dagster_streamt.graph.graph import Graph
-from dagster_streamt.rules import check_rules
-from dagster_streamt.schedules_check import check_schedules
 from dagster_streamt.spec.loader import load_project, project_files
+from dagster_streamt.validation.rules import check_rules
+from dagster_streamt.validation.schedules import check_schedules
 
 TARGETS = {"cold": 15.0, "warm": 2.0, "query": 0.010}
 TARGET_SIZE = 10_000

@@ -1,0 +1,463 @@
+"""The peer comparison of issue 14: ``streamt run`` against hand-written PySpark (``handwritten.py``) and
+Spark Declarative Pipelines (``spark-pipelines run`` via ``run_sdp.sh``) on the shared peer pipeline
+(``shared/peer-bench``: 2 M dirty NDJSON orders, 100 k customers, 4 table models).
+
+Every run is a whole process started through ``reap.py`` (which waits for the driver JVM too), timed
+with the wall clock from here and with ``/usr/bin/time -v`` (CPU of the whole tree, largest RSS) when
+present. Each run starts from fresh state: its own output folder, its own SDP folder, its own copy of
+the streamt project (``DAGSTER_HOME`` unset, so the project's own Dagster instance is used).
+
+Modes (no mode flag: ``--full``; ``--all``: the three):
+
+* ``--full``: rounds of hand-written, SDP, streamt (A B C A B C ...); per-runner medians and the median
+  of the per-round ratios vs hand-written (goal: streamt <= 1.10) and streamt vs SDP (goal: < 1).
+* ``--warm``: a local Spark Connect server started once (the project's ``runtime.spark.connect_server``),
+  one untimed warm-up run, then rounds of hand-written and ``streamt run`` against that server
+  (goal: warm streamt <= hand-written - 5 s). The server is stopped at the end.
+* ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run,
+  +1 % orders (one more file from ``gen_data.py --start-file``), rerun; rerun/full (goal <= 0.25).
+
+Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
+customer_orders, order_metrics, tier_revenue) equal hand-written's on the same data; streamt's quarantine
+holds exactly the malformed order lines (counted here in Python, independently of Spark). Any
+difference is printed and the script exits 1. No assertion on timings: figures and ratios only.
+
+Spark runs one job at a time on this machine; run the script under the shared lock (it does not
+take the lock itself, so the processes it starts do not deadlock on it):
+
+    flock /tmp/spark.lock python benchmarks/bench_peers.py                  # 2 M orders, 3 rounds
+    flock /tmp/spark.lock python benchmarks/bench_peers.py --all --json     # goals 1-3, JSON at the end
+    flock /tmp/spark.lock python benchmarks/bench_peers.py --quick --all    # 100 k orders, 1 round
+
+``spark-pipelines`` comes with pyspark; its extra dependencies (``pyspark[pipelines]``) are installed
+with pip by this script when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_util import Table, load_avg, machine_note, median, parse_summary, run_total, streamt_cmd
+from peer_data import (
+    OUTPUTS,
+    PeerData,
+    cached_data,
+    differences,
+    fingerprint,
+    peer_dir,
+    streamt_outputs,
+    streamt_quarantined,
+)
+
+TIME = Path("/usr/bin/time")
+PIPELINES_MODULES = ("yaml", "grpc", "grpc_status", "google.rpc", "pandas", "pyarrow", "zstandard", "numpy")
+
+
+# -- processes -------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    seconds: float  # wall clock, from here
+    cpu: float | None  # user + system of the whole process tree (JVM included, thanks to reap.py)
+    rss_mb: float | None  # largest single process (ru_maxrss)
+    stdout: str
+    stderr: str
+
+
+def _time_v(path: Path) -> tuple[float | None, float | None]:
+    text = path.read_text(errors="replace") if path.is_file() else ""
+
+    def num(label: str) -> float | None:
+        m = re.search(rf"{re.escape(label)}: ([\d.]+)", text)
+        return float(m.group(1)) if m else None
+
+    user, system = num("User time (seconds)"), num("System time (seconds)")
+    rss = num("Maximum resident set size (kbytes)")
+    return (user + system if user is not None and system is not None else None,
+            rss / 1024 if rss is not None else None)
+
+
+def timed(cmd: Sequence[str], peer: Path, cwd: Path, env: dict[str, str], label: str) -> Run:
+    """Run ``cmd`` through reap.py; exit with its output when it fails."""
+    full = [sys.executable, str(peer / "reap.py"), *cmd]
+    stats = cwd / f".time-{os.getpid()}-{time.monotonic_ns()}"
+    if TIME.exists():
+        full = [str(TIME), "-v", "-o", str(stats), *full]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(full, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu, rss = _time_v(stats)
+    stats.unlink(missing_ok=True)
+    if cpu is None:  # reap.py folds every descendant into its own children's rusage, which we collect
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    if proc.returncode != 0:
+        sys.stderr.write(f"{label} failed ({proc.returncode}): {' '.join(cmd)}\n--- stdout\n{proc.stdout[-4000:]}\n"
+                         f"--- stderr\n{proc.stderr[-4000:]}\n")
+        raise SystemExit(1)
+    return Run(seconds, cpu, rss, proc.stdout, proc.stderr)
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds of ``pid`` and its waited-for children so far (0 when it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(b")") + 2:].split()  # fields[0] is field 3 (state)
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
+
+def server_pid(holder: Path, port: int) -> int | None:
+    """The Connect server's pid, from the pid file pyspark's sbin scripts write (see connect_server.py)."""
+    found = sorted((holder / ".streamt" / "connect-server").glob(f"spark-streamt-{port}-*.pid"))
+    return int(found[0].read_text().split()[0]) if found else None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ensure_pipelines() -> Path:
+    """The ``spark-pipelines`` launcher of this Python's pyspark, with pyspark[pipelines]'s dependencies."""
+    import pyspark
+
+    venv = Path(sys.prefix)
+    launcher = venv / "bin" / "spark-pipelines"
+    missing = [m for m in PIPELINES_MODULES if importlib.util.find_spec(m.split(".")[0]) is None
+               or (m == "google.rpc" and importlib.util.find_spec(m) is None)]
+    if missing or not launcher.is_file():
+        spec = f"pyspark[pipelines]=={pyspark.__version__}"
+        print(f"installing {spec} (missing: {', '.join(missing) or launcher})", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", spec],
+                       check=True, env={**os.environ, "PIP_BREAK_SYSTEM_PACKAGES": "1"})
+        if not launcher.is_file():
+            raise SystemExit(f"{launcher} still missing after installing {spec}")
+    return venv
+
+
+# -- the three runners -----------------------------------------------------------------------------
+@dataclass
+class Result:
+    runner: str
+    run: Run
+    outputs: dict[str, tuple[int, float]]
+    quarantined: int | None = None
+    note: str = ""
+
+
+@dataclass
+class Bench:
+    peer: Path
+    work: Path
+    venv: Path
+    log: Callable[[str], None]
+    reference: dict[Path, dict[str, tuple[int, float]]] = field(default_factory=dict)  # data dir -> hand's
+    problems: list[str] = field(default_factory=list)
+    counter: int = 0
+    as_stream: tuple[str, ...] = ()  # models run as `materialized: stream` in the streamt project copies
+
+    def _dir(self, kind: str) -> Path:
+        self.counter += 1
+        d = self.work / kind / f"{self.counter:03d}"
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        return d
+
+    def hand(self, data: Path) -> Result:
+        out = self._dir("hand")
+        run = timed([sys.executable, str(self.peer / "handwritten.py"), "--data", str(data), "--out", str(out / "o")],
+                    self.peer, out, dict(os.environ), "handwritten.py")
+        got = fingerprint({n: out / "o" / n for n in OUTPUTS})
+        self.reference.setdefault(data, got)
+        phases = next((line for line in run.stdout.splitlines() if line.startswith("handwritten:")), "")
+        return self._checked(Result("hand-written", run, got, note=phases.removeprefix("handwritten: ")), data)
+
+    def sdp(self, data: Path) -> Result:
+        scratch = self._dir("sdp")
+        env = {**os.environ, "DATA": str(data), "SPARK_VENV": str(self.venv), "BENCH_TMP": str(scratch)}
+        run = timed(["bash", str(self.peer / "run_sdp.sh"), "new"], self.peer, scratch, env, "run_sdp.sh")
+        (run_dir,) = sorted((scratch / "sdp_runs").glob("run.*"))
+        got = fingerprint({n: run_dir / "spark-warehouse" / n for n in OUTPUTS})
+        return self._checked(Result("SDP", run, got), data)
+
+    def new_project(self, data: Path, port: int | None = None) -> Path:
+        project = self._dir("streamt")
+        text = (self.peer / "streamt_project.yml").read_text().replace("__DATA__", str(data))
+        for model in self.as_stream:
+            block = f"  - name: {model}\n    materialized: table\n"
+            assert block in text, f"streamt_project.yml has no table model {model}"
+            text = text.replace(block, block.replace("materialized: table", "materialized: stream"))
+        if port is not None:
+            text = text.replace("runtime:\n  spark:\n",
+                                f"runtime:\n  spark:\n    connect_server: {{start: true, port: {port}}}\n", 1)
+            assert f"port: {port}" in text, "streamt_project.yml has no `runtime: spark:` block to extend"
+        (project / "stream_project.yml").write_text(text)
+        return project
+
+    def streamt(self, data: Path, project: Path, label: str = "streamt run", expect_bad: int | None = None,
+                server: int | None = None) -> Result:
+        """``streamt run``; ``server``: the pid of a Spark Connect server whose CPU the run also costs."""
+        env = dict(os.environ)
+        env.pop("DAGSTER_HOME", None)  # the project's own instance (.streamt/dagster)
+        before = proc_cpu(server) if server else 0.0
+        run = timed([*streamt_cmd(), "run", "-p", str(project)], self.peer, project.parent, env, label)
+        if server and run.cpu is not None:
+            run.cpu += proc_cpu(server) - before
+        got = fingerprint(streamt_outputs(project))
+        summary = parse_summary(run.stdout)
+        note = f"Dagster run {run_total(run.stdout)} s; " + ", ".join(
+            f"{m} {v['seconds']}" for m, v in summary.items())
+        result = Result(label, run, got, streamt_quarantined(project), note)
+        if expect_bad is not None and result.quarantined != expect_bad:
+            self.problems.append(f"{label} in {project}: quarantine holds {result.quarantined} rows, "
+                                 f"{expect_bad} malformed lines in the data")
+        return self._checked(result, data)
+
+    def _checked(self, result: Result, data: Path) -> Result:
+        want = self.reference.get(data)
+        if want is not None:
+            self.problems += [f"{result.runner} on {data}: {d}" for d in differences(result.outputs, want)]
+        return result
+
+    def show(self, tag: str, r: Result) -> None:
+        cpu = f"CPU {r.run.cpu:6.1f} s" if r.run.cpu is not None else "CPU      - "
+        rss = f"max RSS {r.run.rss_mb:5.0f} MB" if r.run.rss_mb is not None else ""
+        q = f"  quarantined {r.quarantined}" if r.quarantined is not None else ""
+        note = f"  ({r.note})" if r.note else ""
+        self.log(f"  {tag:<9} {r.runner:<22} {r.run.seconds:7.1f} s  {cpu}  {rss}  [{load_avg()}]{q}{note}")
+
+
+# -- statistics ------------------------------------------------------------------------------------
+def stats(results: list[Result]) -> dict[str, Any]:
+    walls = [r.run.seconds for r in results]
+    cpus = [r.run.cpu for r in results if r.run.cpu is not None]
+    rss = [r.run.rss_mb for r in results if r.run.rss_mb is not None]
+    return {"runs": [round(w, 2) for w in walls], "median_s": round(median(walls), 2),
+            "median_cpu_s": round(median(cpus), 2) if cpus else None,
+            "median_max_rss_mb": round(median(rss)) if rss else None}
+
+
+def ratio(a: list[Result], b: list[Result]) -> dict[str, Any]:
+    """Median of the per-round ratios a/b (wall and CPU)."""
+    walls = [x.run.seconds / y.run.seconds for x, y in zip(a, b, strict=True)]
+    cpus = [x.run.cpu / y.run.cpu for x, y in zip(a, b, strict=True) if x.run.cpu and y.run.cpu]
+    return {"per_round": [round(w, 3) for w in walls], "median": round(median(walls), 3),
+            "median_cpu": round(median(cpus), 3) if cpus else None}
+
+
+def runner_table(groups: dict[str, list[Result]]) -> str:
+    t = Table(["runner", "runs", "median wall s", "min", "max", "median CPU s", "median max RSS MB"])
+    for name, rs in groups.items():
+        s = stats(rs)
+        t.add(name, len(rs), f"{s['median_s']:.1f}", f"{min(s['runs']):.1f}", f"{max(s['runs']):.1f}",
+              "-" if s["median_cpu_s"] is None else f"{s['median_cpu_s']:.1f}",
+              "-" if s["median_max_rss_mb"] is None else s["median_max_rss_mb"])
+    return t.render()
+
+
+def ratio_table(rows: list[tuple[str, dict[str, Any], str]]) -> str:
+    t = Table(["ratio (median of rounds)", "wall", "CPU", "per round", "goal"])
+    for name, r, goal in rows:
+        t.add(name, f"{r['median']:.2f}", "-" if r["median_cpu"] is None else f"{r['median_cpu']:.2f}",
+              " ".join(f"{x:.2f}" for x in r["per_round"]), goal)
+    return t.render()
+
+
+def indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+# -- modes -----------------------------------------------------------------------------------------
+def mode_full(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
+    b.log(f"\n== full pipeline, fresh state: {repeat} round(s) of hand-written, SDP, streamt run")
+    groups: dict[str, list[Result]] = {"hand-written": [], "SDP": [], "streamt run": []}
+    for i in range(1, repeat + 1):
+        for name, go in (("hand-written", lambda: b.hand(data.root)), ("SDP", lambda: b.sdp(data.root)),
+                         ("streamt run", lambda: b.streamt(data.root, b.new_project(data.root),
+                                                           expect_bad=data.malformed))):
+            r = go()
+            groups[name].append(r)
+            b.show(f"round {i}", r)
+    hand, sdp, ours = groups["hand-written"], groups["SDP"], groups["streamt run"]
+    ratios = {"sdp_vs_hand": ratio(sdp, hand), "streamt_vs_hand": ratio(ours, hand),
+              "streamt_vs_sdp": ratio(ours, sdp)}
+    b.log("\n" + indent(runner_table(groups)))
+    b.log("\n" + indent(ratio_table([("SDP / hand-written", ratios["sdp_vs_hand"], ""),
+                                     ("streamt / hand-written", ratios["streamt_vs_hand"], "<= 1.10"),
+                                     ("streamt / SDP", ratios["streamt_vs_sdp"], "< 1.00")])))
+    return {"runners": {k: stats(v) for k, v in groups.items()}, "ratios": ratios}
+
+
+START = """
+import sys
+from pathlib import Path
+from dagster_streamt.spark.connect_server import ensure_connect_server
+from dagster_streamt.spark.settings import SparkSettings, session_conf
+from dagster_streamt.spec.loader import load_project
+project = load_project(Path(sys.argv[1]))[0]
+settings = SparkSettings.from_project(project)
+print(ensure_connect_server(project, settings, session_conf(project, settings)))
+"""
+STOP = """
+import sys
+from pathlib import Path
+from dagster_streamt.spark.connect_server import stop_connect_server
+from dagster_streamt.spec.loader import load_project
+print(stop_connect_server(load_project(Path(sys.argv[1]))[0]))
+"""
+
+
+def mode_warm(b: Bench, data: PeerData, repeat: int, port: int) -> dict[str, Any]:
+    b.log(f"\n== warm: streamt run against a running Spark Connect server (port {port}) vs hand-written, "
+          f"{repeat} round(s)")
+    holder = b.new_project(data.root, port)  # owns the server's pid file and logs (.streamt/connect-server)
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", START, str(holder)], capture_output=True, text=True, env=env)
+    started = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"could not start the Spark Connect server:\n{proc.stdout}\n{proc.stderr[-4000:]}")
+    pid = server_pid(holder, port)
+    b.log(f"  server {proc.stdout.strip()} (pid {pid}) up in {started:.1f} s; CPU below = client tree + server")
+    try:
+        first = b.streamt(data.root, b.new_project(data.root, port), "streamt run (warm)", data.malformed, pid)
+        b.show("warm-up", first)
+        groups: dict[str, list[Result]] = {"hand-written": [], "streamt run (warm)": []}
+        for i in range(1, repeat + 1):
+            h = b.hand(data.root)
+            groups["hand-written"].append(h)
+            b.show(f"round {i}", h)
+            o = b.streamt(data.root, b.new_project(data.root, port), "streamt run (warm)", data.malformed, pid)
+            groups["streamt run (warm)"].append(o)
+            b.show(f"round {i}", o)
+    finally:
+        stop = subprocess.run([sys.executable, "-c", STOP, str(holder)], capture_output=True, text=True, env=env)
+        b.log(f"  server stopped: {stop.stdout.strip() or stop.stderr.strip()[-300:]}")
+    hand, warm = groups["hand-written"], groups["streamt run (warm)"]
+    gaps = [h.run.seconds - o.run.seconds for h, o in zip(hand, warm, strict=True)]
+    r = ratio(warm, hand)
+    b.log("\n" + indent(runner_table(groups)))
+    b.log("\n" + indent(ratio_table([("warm streamt / hand-written", r, "")])))
+    b.log(f"  hand-written - warm streamt: median {median(gaps):.1f} s (per round "
+          f"{' '.join(f'{g:.1f}' for g in gaps)}; goal >= 5 s); server start {started:.1f} s, "
+          f"first run on the new server {first.run.seconds:.1f} s")
+    return {"server_start_s": round(started, 2), "first_run_s": round(first.run.seconds, 2),
+            "runners": {k: stats(v) for k, v in groups.items()}, "ratio_vs_hand": r,
+            "hand_minus_warm_s": {"per_round": [round(g, 2) for g in gaps], "median": round(median(gaps), 2)}}
+
+
+def mode_incremental(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
+    share = data.extra_orders / data.orders
+    b.log(f"\n== incremental: full run, +{data.extra_orders:,} orders ({share:.1%}), rerun; {repeat} round(s), "
+          "fresh project and data copy each")
+    if data.root not in b.reference:  # the expected outputs before the new file
+        b.show("reference", b.hand(data.root))
+    after = data.linked_copy(b.work / "incr-reference-data", with_extra=True)
+    ref = b.hand(after)  # the expected outputs after it
+    b.show("reference", ref)
+    fulls: list[Result] = []
+    reruns: list[Result] = []
+    for i in range(1, repeat + 1):
+        copy = data.linked_copy(b.work / "incr-data" / f"{i:02d}")
+        project = b.new_project(copy)
+        b.reference[copy] = b.reference[data.root]
+        full = b.streamt(copy, project, "streamt run (full)", data.malformed)
+        b.show(f"round {i}", full)
+        data.add_extra(copy)
+        b.reference[copy] = b.reference[after]
+        rerun = b.streamt(copy, project, "streamt run (+1 %)", data.malformed + data.extra_malformed)
+        b.show(f"round {i}", rerun)
+        fulls.append(full)
+        reruns.append(rerun)
+    r = ratio(reruns, fulls)
+    b.log("\n" + indent(runner_table({"streamt run (full)": fulls, "streamt run (+1 %)": reruns,
+                                      "hand-written on the +1 % data": [ref]})))
+    b.log("\n" + indent(ratio_table([("rerun after +1 % / full run", r, "<= 0.25")])))
+    return {"new_orders": data.extra_orders, "share": round(share, 4), "full": stats(fulls),
+            "rerun": stats(reruns), "hand_on_new_data": stats([ref]), "rerun_vs_full": r}
+
+
+# -- main ------------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--orders", type=int, default=None, help="orders to generate (default 2,000,000; --quick 100,000)")
+    ap.add_argument("--customers", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--repeat", type=int, default=None, help="rounds per mode (default 3; --quick 1)")
+    ap.add_argument("--quick", action="store_true", help="smoke mode: 100,000 orders, 1 round")
+    ap.add_argument("--full", action="store_true", help="hand-written vs SDP vs streamt, fresh state (default)")
+    ap.add_argument("--warm", action="store_true", help="streamt run on a running Spark Connect server vs hand-written")
+    ap.add_argument("--incremental", action="store_true", help="rerun after +1 %% orders vs the full run")
+    ap.add_argument("--all", action="store_true", help="--full --warm --incremental")
+    ap.add_argument("--as-stream", action="append", default=[], metavar="MODEL",
+                    help="run MODEL as `materialized: stream` in streamt's project (repeatable; e.g. orders_clean, "
+                         "so a rerun reads only new files); hand-written and SDP are unchanged")
+    ap.add_argument("--port", type=int, default=0, help="Spark Connect port for --warm (default: a free one)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON at the end (progress on stderr)")
+    ap.add_argument("--peer-dir", type=Path, default=None, help="the peer-bench folder (default: shared/peer-bench "
+                    "next to the repository or a parent; or $PEER_BENCH)")
+    ap.add_argument("--workdir", type=Path, default=None, help="scratch folder (default: a new temp folder, "
+                    "deleted at the end unless given)")
+    args = ap.parse_args(argv)
+    orders = args.orders or (100_000 if args.quick else 2_000_000)
+    repeat = args.repeat or (1 if args.quick else 3)
+    full = args.full or args.all or not (args.warm or args.incremental)
+    stream = sys.stderr if args.json else sys.stdout
+
+    def log(text: str) -> None:
+        print(text, file=stream, flush=True)
+
+    peer = peer_dir(args.peer_dir)
+    work = (args.workdir or Path(tempfile.mkdtemp(prefix="streamt-peers-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    log(f"workdir {work}\npeer pipeline {peer}\n{machine_note()}")
+    venv = ensure_pipelines() if full else Path(sys.prefix)
+    data = cached_data(peer, orders, args.customers, args.seed, log)
+    log(f"data {data.root}: {data.orders:,} orders ({data.malformed:,} malformed lines), {args.customers:,} customers")
+    bench = Bench(peer, work, venv, log, as_stream=tuple(args.as_stream))
+    if args.as_stream:
+        log(f"streamt project: {', '.join(args.as_stream)} as materialized: stream")
+    report: dict[str, Any] = {"orders": orders, "customers": args.customers, "repeat": repeat,
+                              "as_stream": list(args.as_stream),
+                              "machine": machine_note(), "malformed_lines": data.malformed}
+    try:
+        if full:
+            report["full"] = mode_full(bench, data, repeat)
+        if args.warm or args.all:
+            report["warm"] = mode_warm(bench, data, repeat, args.port or free_port())
+        if args.incremental or args.all:
+            report["incremental"] = mode_incremental(bench, data, repeat)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    report["problems"] = bench.problems
+    log("\n== correctness: " + ("every run wrote the same rows and sums as hand-written on the same data; "
+                                "quarantine = malformed lines" if not bench.problems else "DIFFERENCES"))
+    for p in bench.problems:
+        log(f"  {p}")
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    return 1 if bench.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
