@@ -168,6 +168,12 @@ def test_failing_model_skips_exactly_its_downstream(spark: Any, tmp_path: Path) 
     assert sorted(r["v2"] for r in table(spark, root, "fine")) == [3.0, 5.0]
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "broken" in failure.event_specific_data.error.message
+    # the CLI says the same in plain words: no Dagster class path, no traceback, exit 1
+    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
+                       capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "DAGSTER_HOME": ""})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "error: 1 model(s) failed: broken" in r.stderr, r.stderr
+    assert "dagster._" not in r.stderr and "Traceback" not in r.stderr + r.stdout
 
 
 def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp_path: Path) -> None:

@@ -94,17 +94,12 @@ def _start_spark(loaded: LoadedProject) -> Any:
 
 def _run_once(loaded: LoadedProject, env: str | None, first: list[str], refresh: list[str]) -> None:
     """The upstream tables and views as one ordinary ``streamt run`` (a Dagster run, with its summary)."""
-    from .run_cmd import run
+    from .materialize import materialize
 
     click.echo(f"Running {len(first)} upstream model(s) once before the streams start: {', '.join(first)}")
-    try:
-        click.get_current_context().invoke(
-            run, project_dir=str(loaded.project.root), env=env, selection=",".join(first),
-            full_refresh=tuple(r for r in refresh if r in first), continuous=False, max_restarts=None)
-    except SystemExit as exc:
-        if exc.code:
-            click.echo(click.style("error: upstream models failed; not starting the streams", fg="red"), err=True)
-        raise
+    if not materialize(loaded, env, first, refresh):
+        click.echo(click.style("error: upstream models failed; not starting the streams", fg="red"), err=True)
+        sys.exit(EXIT_INVALID)
     click.echo("")
 
 

@@ -171,10 +171,20 @@ def _failure_reasons(result: Any) -> list[str]:
     for event in getattr(result, "all_events", []):
         if event.event_type in (DagsterEventType.STEP_FAILURE, DagsterEventType.RUN_FAILURE):
             error = getattr(event.event_specific_data, "error", None)
-            text = (error.message if error else event.message or "").strip().splitlines()
+            text = _plain(error.message, error.cls_name) if error else (event.message or "").strip().splitlines()
             if text and text[0] not in out:
                 out.append(text[0])
     return out
+
+
+def _plain(message: str, cls_name: str | None) -> list[str]:
+    """The error's lines without Dagster's ``module.Class: `` prefix (``dagster._core...Failure: x``
+    is an internal path, not something a user can act on)."""
+    text = message.strip()
+    head, sep, rest = text.partition(": ")
+    if sep and cls_name and head.split(".")[-1] == cls_name and head.startswith("dagster."):
+        text = rest
+    return text.splitlines()
 
 
 def _summary(names: list[str], events: list[Any], elapsed: float, run_id: str) -> None:

@@ -44,21 +44,7 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
         run_continuous(loaded, env, names, [i.split(".", 1)[1] for i in refresh], max_restarts)
         return
 
-    partitioned = [n for n in names if loaded.project.models[n].partitioned_by is not None]
-    if partitioned:
-        click.echo(f"note: partitioned model(s) {', '.join(partitioned)} run per partition: "
-                   f"`streamt backfill {partitioned[0]} --from ... --to ...`")
-        names = [n for n in names if n not in partitioned]
-        if not names:
-            return
+    from .materialize import materialize
 
-    from ..dagster.assets import FULL_REFRESH_TAG
-    from .dagster_exec import execute, report_failures
-
-    tags = {"streamt/command": "run"}
-    if refresh:
-        tags[FULL_REFRESH_TAG] = ",".join(i.split(".", 1)[1] for i in refresh)
-    outcome = execute(loaded, env, names, tags, f"Running {len(names)} model(s) on Spark through Dagster")
-    if not outcome.success:
-        report_failures(outcome)
+    if not materialize(loaded, env, names, [i.split(".", 1)[1] for i in refresh]):
         sys.exit(EXIT_INVALID)

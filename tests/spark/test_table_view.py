@@ -82,7 +82,7 @@ def test_selected_model_reads_unmaterialized_input_clearly(spark: Any, tmp_proje
     result = run(spark, project, ["big_order_count"])["big_order_count"]
     assert result.status == "failed"
     assert "big_orders has not been materialized yet" in result.error
-    assert "streamt run big_orders" in result.error
+    assert "streamt run -s big_orders" in result.error
 
 
 def test_environment_dotenv_reaches_the_spark_run(spark: Any, tmp_path: Any, monkeypatch: Any) -> None:

@@ -1,0 +1,33 @@
+"""Run a list of models as one Dagster run: the service behind ``streamt run`` and the upstream
+tables ``streamt run --continuous`` starts first, so no command has to invoke another."""
+
+from __future__ import annotations
+
+import click
+
+from ..api import LoadedProject
+
+
+def materialize(loaded: LoadedProject, env: str | None, names: list[str], refresh: list[str]) -> bool:
+    """Run ``names`` (topologically ordered) through Dagster, resetting the streams in ``refresh``
+    first; prints progress, the summary and any failure. True when every model and blocking test
+    passed. Partitioned models are left out with a hint: they run per partition (``streamt backfill``)."""
+    partitioned = [n for n in names if loaded.project.models[n].partitioned_by is not None]
+    if partitioned:
+        click.echo(f"note: partitioned model(s) {', '.join(partitioned)} run per partition: "
+                   f"`streamt backfill {partitioned[0]} --from ... --to ...`")
+        names = [n for n in names if n not in partitioned]
+        if not names:
+            return True
+
+    from ..dagster.assets import FULL_REFRESH_TAG
+    from .dagster_exec import execute, report_failures
+
+    tags = {"streamt/command": "run"}
+    reset = [r for r in refresh if r in names]
+    if reset:
+        tags[FULL_REFRESH_TAG] = ",".join(reset)
+    outcome = execute(loaded, env, names, tags, f"Running {len(names)} model(s) on Spark through Dagster")
+    if not outcome.success:
+        report_failures(outcome)
+    return outcome.success
