@@ -170,7 +170,8 @@ def test_failing_model_skips_exactly_its_downstream(spark: Any, tmp_path: Path) 
     assert "broken" in failure.event_specific_data.error.message
     # the CLI says the same in plain words: no Dagster class path, no traceback, exit 1
     r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
-                       capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "DAGSTER_HOME": ""})
+                       capture_output=True, text=True, timeout=600,
+                       env={**__import__("os").environ, "DAGSTER_HOME": ""})
     assert r.returncode == 1, r.stdout + r.stderr
     assert "error: 1 model(s) failed: broken" in r.stderr, r.stderr
     assert "dagster._" not in r.stderr and "Traceback" not in r.stderr + r.stdout

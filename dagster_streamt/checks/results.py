@@ -65,6 +65,25 @@ class TestResult:
 
     __test__ = False  # not a pytest test class
 
+    def compact(self) -> dict[str, Any]:
+        """The small JSON form stored with a check evaluation (what OpenLineage assertions need)."""
+        return {"test": self.test, "target": self.target, "severity": self.severity, "passed": self.passed,
+                "duration_seconds": self.duration_seconds,
+                "assertions": [{"index": a.index, "name": a.name, "passed": a.passed, "failing_rows": a.failing_rows,
+                                "description": a.description, "error": a.error} for a in self.assertions]}
+
+    @classmethod
+    def from_compact(cls, data: dict[str, Any]) -> TestResult:
+        """Read :meth:`compact` back (a check evaluation's ``streamt/result``)."""
+        assertions = tuple(AssertionResult(
+            index=int(a["index"]), name=str(a["name"]), label=str(a["name"]), passed=bool(a["passed"]),
+            failing_rows=int(a.get("failing_rows") or 0), total_rows=0, description=str(a.get("description") or ""),
+            error=a.get("error")) for a in data.get("assertions", []))
+        severity: Severity = "warn" if data.get("severity") == "warn" else "error"
+        return cls(test=str(data["test"]), target=str(data["target"]), severity=severity,
+                   passed=bool(data["passed"]), assertions=assertions,
+                   duration_seconds=float(data.get("duration_seconds") or 0.0))
+
     @property
     def failed(self) -> tuple[AssertionResult, ...]:
         return tuple(a for a in self.assertions if not a.passed)

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..core import metadata as meta
 from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 
 RANGE_START, RANGE_END, PARTITION = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end",
@@ -47,9 +48,9 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     skipped = [n for n in names if n not in partitioned]
     if skipped:
         click.echo(f"note: not partitioned, not backfilled: {', '.join(skipped)}")
-    pbs = {signature(models[n].partitioned_by): models[n].partitioned_by for n in partitioned}  # type: ignore[arg-type]
+    pbs = {signature(models[n].partitioned_by): models[n].partitioned_by for n in partitioned}
     if len(pbs) > 1:
-        kinds = "; ".join(f"{describe(pb)}" for pb in pbs.values())  # type: ignore[arg-type]
+        kinds = "; ".join(f"{describe(pb)}" for pb in pbs.values())
         raise click.UsageError(f"the selection mixes partitionings ({kinds}); backfill each separately")
     pb = next(iter(pbs.values()))
     assert pb is not None
@@ -62,7 +63,7 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     from ..dagster.assets import FULL_REFRESH_TAG
     from .dagster_exec import execute, report_failures, shared_session
 
-    tags = {"streamt/command": "backfill"}
+    tags = {meta.COMMAND_TAG: "backfill"}
     if full_refresh:
         tags[FULL_REFRESH_TAG] = ",".join(partitioned)
     one_run = not per_partition and pb.backfill == "single_run"

@@ -13,13 +13,15 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .common import EXIT_INVALID
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..api import LoadedProject
@@ -127,8 +129,8 @@ def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: l
             runner = ContinuousRunner(
                 spark, project, streams, upstream=upstream, full_refresh=refresh,
                 policy=RestartPolicy(max_restarts=max_restarts),
-                on_progress=lambda p: (printer.progress(p), reporter.progress(p)),
-                on_event=lambda e: (printer.event(e), reporter.event(e)))
+                on_progress=lambda p: _both(printer.progress, reporter.progress, p),
+                on_event=lambda e: _both(printer.event, reporter.event, e))
             with graceful_stop(runner):
                 last = runner.run()
     except StreamtSparkError as exc:
@@ -143,6 +145,11 @@ def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: l
             stop_session(spark)
     if not _summary(streams, last):
         sys.exit(EXIT_INVALID)
+
+
+def _both(first: Callable[[T], None], second: Callable[[T], None], item: T) -> None:
+    first(item)
+    second(item)
 
 
 @contextmanager

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..graph.graph import Graph
+from ..graph.graph import Graph, Node
 from ..spec.suggest import did_you_mean
 from .common import graph_or_exit, guarded, load_or_exit, project_options
+
+if TYPE_CHECKING:
+    from ..core.loaded import LoadedProject
 
 
 def _focus(graph: Graph, name: str) -> str:
@@ -133,9 +137,9 @@ def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstre
     if fmt != "ascii":
         raise click.UsageError("--runs works with --format ascii or json")
 
-    def annotate(node: object) -> str:
-        r = history.get(node.name) if node.type == "model" else None  # type: ignore[attr-defined]
-        return f"  {describe(r)}" if r else ("  (never run)" if node.type == "model" else "")  # type: ignore[attr-defined]
+    def annotate(node: Node) -> str:
+        r = history.get(node.name) if node.type == "model" else None
+        return f"  {describe(r)}" if r else ("  (never run)" if node.type == "model" else "")
 
     focus = graph.nodes[nid]
     last = history.get(focus.name) if focus.type == "model" else None
@@ -145,36 +149,36 @@ def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstre
     return ascii_focus(graph, nid, upstream, downstream, depth, annotate=annotate, footer=footer)
 
 
-def _openlineage_export(loaded: object) -> str:
+def _openlineage_export(loaded: LoadedProject) -> str:
     """Static lineage (no run needed) so a catalog shows the graph before the first run."""
     import json
 
     from ..lineage.project_columns import column_lineage
     from ..openlineage.static import static_events
 
-    events = static_events(loaded, columns=column_lineage(loaded))  # type: ignore[arg-type]
+    events = static_events(loaded, columns=column_lineage(loaded))
     return "\n".join(json.dumps(e, sort_keys=True, separators=(",", ":")) for e in events)
 
 
-def _column_views(loaded: object, model: str | None, column: str | None, list_columns: bool,
+def _column_views(loaded: LoadedProject, model: str | None, column: str | None, list_columns: bool,
                   classification: str | None, upstream: bool, downstream: bool, fmt: str, direct_only: bool) -> str:
     import json
 
     from ..lineage import column_render as cr
     from ..lineage.project_columns import column_lineage, propagate_classification
 
-    lineage = column_lineage(loaded)  # type: ignore[arg-type]
+    lineage = column_lineage(loaded)
     if classification:
         wanted = {c.strip() for c in classification.split(",") if c.strip()}
-        report = propagate_classification(loaded, lineage)  # type: ignore[arg-type]
+        report = propagate_classification(loaded, lineage)
         if fmt == "json":
-            cols = [c for c in report.columns if set(c.classes) & wanted]
-            return json.dumps({"columns": [c.__dict__ for c in cols], "exposures": {
+            hits = [c for c in report.columns if set(c.classes) & wanted]
+            return json.dumps({"columns": [c.__dict__ for c in hits], "exposures": {
                 e: [f"{c.relation}.{c.column}" for c in r if set(c.classes) & wanted]
                 for e, r in report.exposures.items()}}, indent=2, sort_keys=True, default=list)
         return cr.classification_text(report, wanted)
     if list_columns:
-        nid = _focus(loaded.graph, model or "")  # type: ignore[attr-defined]
+        nid = _focus(loaded.graph, model or "")
         name = nid.split(".", 1)[1]
         if name not in lineage.models:
             raise click.UsageError(f"{name!r} is not a model; --columns lists a model's columns")
@@ -188,9 +192,9 @@ def _column_views(loaded: object, model: str | None, column: str | None, list_co
         raise click.UsageError("--column takes MODEL.COLUMN, e.g. customer_orders.total_spent")
     known = lineage.models.get(rel)
     if known is None:
-        src = loaded.project.sources.get(rel)  # type: ignore[attr-defined]
+        src = loaded.project.sources.get(rel)
         if src is None:
-            hint = did_you_mean(rel, [*lineage.models, *loaded.project.sources])  # type: ignore[attr-defined]
+            hint = did_you_mean(rel, [*lineage.models, *loaded.project.sources])
             raise click.UsageError(f"no model or source named {rel!r}" + (f"; {hint}" if hint else ""))
         cols = [c.name for c in src.columns]
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from ..api import LoadedProject
+from ..core import metadata as meta
 
 
 def materialize(loaded: LoadedProject, env: str | None, names: list[str], refresh: list[str]) -> bool:
@@ -23,7 +24,7 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
     from ..dagster.assets import FULL_REFRESH_TAG
     from .dagster_exec import execute, report_failures
 
-    tags = {"streamt/command": "run"}
+    tags = {meta.COMMAND_TAG: "run"}
     reset = [r for r in refresh if r in names]
     if reset:
         tags[FULL_REFRESH_TAG] = ",".join(reset)

@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from ..core import metadata as meta
 from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 
 
@@ -57,7 +58,7 @@ def test(project_dir: str, env: str | None, selection: str | None, test_type: st
     if not wanted:
         return
     quiet = fmt == "json"  # the JSON on stdout stays parseable
-    outcome = execute(loaded, env, [], {"streamt/command": "test"},
+    outcome = execute(loaded, env, [], {meta.COMMAND_TAG: "test"},
                       f"Running {len(wanted)} check(s) through Dagster", checks=wanted, quiet=quiet)
     order = [t.name for t in tests] + [f"{s}_freshness" for s in fresh]
     by_name = {e.result.test: e.result for e in outcome.checks if e.result is not None}

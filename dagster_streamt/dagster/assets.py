@@ -14,6 +14,8 @@ from dagster import AssetExecutionContext
 
 from ..api import LoadedProject
 from ..checks.results import blocks_downstream
+from ..core import metadata as meta
+from ..core.results import ModelResult
 from ..spec.models import PartitionedBy
 from .checks import check_result, check_spec, report_check, tests_by_target
 from .key_map import KeyMap
@@ -22,20 +24,19 @@ from .progress import ModelEvent, emit
 from .resources import SparkResource
 from .test_alerts import send_test_alerts
 
-FULL_REFRESH_TAG = "streamt/full_refresh"
+FULL_REFRESH_TAG = meta.FULL_REFRESH_TAG
 
 
-def result_metadata(result: Any) -> dict[str, Any]:
+def result_metadata(result: ModelResult) -> dict[str, Any]:
     """What a model run did, as Dagster metadata (row count, duration, schema, streaming progress)."""
     md: dict[str, Any] = {"duration_s": round(float(result.duration_s or 0.0), 3),
                           "materialized": result.materialized}
     if result.rows_written is not None:
         md["dagster/row_count"] = int(result.rows_written)
         md["rows_written"] = int(result.rows_written)
-    for attr in ("input_rows", "batches"):
-        value = getattr(result, attr, None)
-        if value is not None:
-            md[attr] = int(value)
+    for attr, count in (("input_rows", result.input_rows), ("batches", result.batches)):
+        if count is not None:
+            md[attr] = int(count)
     if result.quarantined_rows:
         md["quarantined_rows"] = int(result.quarantined_rows)
     if result.location:
@@ -44,10 +45,10 @@ def result_metadata(result: Any) -> dict[str, Any]:
         md["dagster/column_schema"] = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in result.schema])
     if result.last_watermark:
         md["last_watermark"] = str(result.last_watermark)
-    for attr in ("input_rows_per_second", "processed_rows_per_second"):
-        value = getattr(result, attr, None)
-        if value is not None:
-            md[attr] = round(float(value), 1)
+    for attr, rate in (("input_rows_per_second", result.input_rows_per_second),
+                       ("processed_rows_per_second", result.processed_rows_per_second)):
+        if rate is not None:
+            md[attr] = round(float(rate), 1)
     if result.partitions:
         md["partitions"] = ", ".join(result.partitions) if len(result.partitions) <= 10 else \
             f"{result.partitions[0]} .. {result.partitions[-1]} ({len(result.partitions)})"
@@ -117,10 +118,11 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                                      blocked=blocked, partition=scope):
                 name = result.model
                 ended = time.time()
-                timing = {"streamt/started_at": round(ended - float(result.duration_s or 0.0), 3),
-                          "streamt/ended_at": round(ended, 3)}
+                timing: dict[str, float | list[float]] = {
+                    meta.STARTED_AT: round(ended - float(result.duration_s or 0.0), 3),
+                    meta.ENDED_AT: round(ended, 3)}
                 if scope is not None and scope.start is not None and scope.end is not None:
-                    timing["streamt/partition_window"] = [scope.start.timestamp(), scope.end.timestamp()]
+                    timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
                 emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
                                 str(result.error or "")))
                 if result.status == "success":
@@ -140,7 +142,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     context.log.error(f"streamt: {name} failed: {result.error}")
                 # recorded in the event log: the UI shows why, and lineage events are rebuilt from it
                 yield dg.AssetObservation(asset_key=specs[name].key, metadata={
-                    "streamt/status": result.status, "error": str(result.error or ""), **timing})
+                    meta.STATUS: result.status, "error": str(result.error or ""), **timing})
         if failed:
             raise dg.Failure(description=f"{len(failed)} model(s) failed: {', '.join(failed)}",
                              metadata={"failed_models": ", ".join(failed)})

@@ -15,6 +15,7 @@ from ..api import LoadedProject
 from ..checks.assertions import parse_assertions
 from ..checks.results import TestResult, blocks_downstream, severity_of, target_of
 from ..checks.sql import describe
+from ..core import metadata as meta
 from ..spec.models import Test
 from .key_map import KeyMap
 from .progress import CheckEvent, emit
@@ -69,20 +70,13 @@ def check_result(keys: KeyMap, test: Test, result: TestResult) -> dg.AssetCheckR
         md["failing_rows_sample"] = dg.MetadataValue.json(json.loads(json.dumps(samples[:20], default=str)))
     if result.error:
         md["error"] = result.error
-    md["streamt/result"] = dg.MetadataValue.json(_compact_result(result))  # for OpenLineage assertions
+    md[meta.RESULT] = dg.MetadataValue.json(result.compact())  # for OpenLineage assertions
     key = keys.tests[test.name]
     return dg.AssetCheckResult(
         asset_key=key.asset_key, check_name=key.name, passed=result.passed,
         severity=dg.AssetCheckSeverity.ERROR if result.severity == "error" else dg.AssetCheckSeverity.WARN,
         metadata=md, description=result.error or None,
     )
-
-
-def _compact_result(result: TestResult) -> dict[str, Any]:
-    return {"test": result.test, "target": result.target, "severity": result.severity, "passed": result.passed,
-            "duration_seconds": result.duration_seconds,
-            "assertions": [{"index": a.index, "name": a.name, "passed": a.passed, "failing_rows": a.failing_rows,
-                            "description": a.description, "error": a.error} for a in result.assertions]}
 
 
 def _assertions_table(result: TestResult) -> str:

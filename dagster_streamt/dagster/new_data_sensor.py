@@ -17,6 +17,7 @@ import dagster as dg
 from dagster import SensorEvaluationContext
 
 from ..api import LoadedProject
+from ..core import metadata as meta
 from ..graph.graph import split_id
 from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
@@ -110,7 +111,7 @@ def build_new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source
                 f"{len(changed)} new file(s), but source {source.name} feeds no stream model that can run on new "
                 "data (tables re-read the whole source: put them on a schedule)"))
         request = dg.RunRequest(run_key=run_key(source.name, changed), asset_selection=keys,
-                                tags={"streamt/source": source.name, "streamt/new_files": str(len(changed))})
+                                tags={meta.SOURCE_TAG: source.name, meta.NEW_FILES_TAG: str(len(changed))})
         context.log.info(f"streamt: {len(changed)} new file(s) in source {source.name}: running {', '.join(models)}")
         return dg.SensorResult(run_requests=[request], cursor=cursor)
 

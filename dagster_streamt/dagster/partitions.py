@@ -69,12 +69,12 @@ def keys_between(pdef: dg.PartitionsDefinition, first: str, last: str) -> list[s
     """Partition keys from ``first`` to ``last`` (inclusive). Dates or timestamps are accepted for
     time partitions: every partition that starts within [first, last]."""
     if isinstance(pdef, dg.TimeWindowPartitionsDefinition):
-        keys = pdef.get_partition_keys()
+        keys = list(pdef.get_partition_keys())
         if first in keys and last in keys:
             return keys[keys.index(first):keys.index(last) + 1]
         lo, hi = _moment(first, pdef.timezone), _moment(last, pdef.timezone)
         return [k for k in keys if lo <= pdef.time_window_for_partition_key(k).start <= hi]
-    keys = pdef.get_partition_keys()
+    keys = list(pdef.get_partition_keys())
     missing = [k for k in (first, last) if k not in keys]
     if missing:
         raise ValueError(f"unknown partition {missing[0]!r}; the partitions are: {', '.join(keys)}")

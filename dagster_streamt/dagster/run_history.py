@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from ..api import LoadedProject
+from ..core import metadata as meta
 from .key_map import KeyMap
 
 
@@ -43,6 +44,10 @@ def _md(md: dict, key: str, default: object = None) -> object:
     return default if v is None else getattr(v, "value", v)
 
 
+def _int(x: object) -> int | None:
+    return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
 def _ts(x: object, default: float) -> datetime:
     return datetime.fromtimestamp(float(x) if x is not None else default, tz=UTC)  # type: ignore[arg-type]
 
@@ -59,8 +64,8 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
         mat = instance.get_latest_materialization_event(key)
         if mat is not None and mat.asset_materialization is not None:
             md = dict(mat.asset_materialization.metadata)
-            ended = float(_md(md, "streamt/ended_at", mat.timestamp))  # type: ignore[arg-type]
-            began = _md(md, "streamt/started_at", ended - float(_md(md, "duration_s", 0.0)))  # type: ignore[arg-type]
+            ended = float(_md(md, meta.ENDED_AT, mat.timestamp))  # type: ignore[arg-type]
+            began = _md(md, meta.STARTED_AT, ended - float(_md(md, "duration_s", 0.0)))  # type: ignore[arg-type]
             best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), _md(md, "rows_written"),  # type: ignore[arg-type]
                            mat.run_id)
         obs = instance.fetch_observations(key, limit=1).records
@@ -68,16 +73,16 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
             entry = obs[0].event_log_entry
             o = entry.asset_observation
             md = dict(o.metadata) if o is not None else {}
-            status = _md(md, "streamt/status")
+            status = _md(md, meta.STATUS)
             newer = best is None or entry.timestamp > best.finished.timestamp()
             if status in ("failed", "skipped") and newer:
-                best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(_md(md, "streamt/started_at"),
-                               entry.timestamp), _ts(_md(md, "streamt/ended_at"), entry.timestamp), None,
+                best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(_md(md, meta.STARTED_AT),
+                               entry.timestamp), _ts(_md(md, meta.ENDED_AT), entry.timestamp), None,
                                entry.run_id, str(_md(md, "error", "")))
-            elif _md(md, "streamt/mode") == "continuous" and status in CONTINUOUS and newer:
+            elif _md(md, meta.MODE) == "continuous" and status in CONTINUOUS and newer:
                 # `streamt run --continuous` reports progress outside any Dagster run: its latest report
                 at = _ts(None, entry.timestamp)
-                best = LastRun(CONTINUOUS[str(status)], at, at, _md(md, "rows_written"), entry.run_id or "")
+                best = LastRun(CONTINUOUS[str(status)], at, at, _int(_md(md, "rows_written")), entry.run_id or "")
         if best is not None:
             out[name] = best
     return out

@@ -8,13 +8,15 @@ check evaluation per test (with the per-assertion outcome)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from types import SimpleNamespace
 from typing import Any
 
 import dagster as dg
 from openlineage.client.event_v2 import RunEvent, RunState
 
 from ..api import LoadedProject
+from ..checks.results import TestResult
+from ..core import metadata as meta
+from ..core.results import ModelResult
 from ..openlineage.events import DagsterRun, EventBuilder, assertions_from_tests
 from .key_map import KeyMap
 
@@ -36,13 +38,16 @@ def _value(md: dict[str, Any], key: str, default: Any = None) -> Any:
     return default if v is None else getattr(v, "value", v)
 
 
-def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> SimpleNamespace:
+def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> ModelResult:
+    """The model's result as the run recorded it in its materialization or observation metadata."""
     schema = _value(md, "dagster/column_schema")
-    return SimpleNamespace(
-        model=model, materialized=materialized, status=status, rows_written=_value(md, "rows_written"),
+    rows = _value(md, "rows_written")
+    return ModelResult(
+        model=model, materialized=materialized, status="success" if status == "success" else
+        "failed" if status == "failed" else "skipped", rows_written=int(rows) if rows is not None else None,
         schema=[(c.name, c.type) for c in schema.columns] if schema else [],
         location=_value(md, "location"), error=_value(md, "error") or None,
-        duration_s=_value(md, "duration_s", 0.0))
+        duration_s=float(_value(md, "duration_s", 0.0) or 0.0))
 
 
 def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str, builder: EventBuilder,
@@ -54,8 +59,8 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
     records = instance.get_records_for_run(run_id, of_type=_TYPES).records
     started = ended = None
     end_state, error = RunState.COMPLETE, None
-    results: dict[str, tuple[SimpleNamespace, datetime, datetime]] = {}
-    tests: list[Any] = []
+    results: dict[str, tuple[ModelResult, datetime, datetime]] = {}
+    tests: list[tuple[TestResult, datetime]] = []
     partition_window: tuple[datetime, datetime] | None = None
     planned: set[dg.AssetKey] = set()  # what the run set out to materialize (none for a check-only run)
     for rec in records:
@@ -64,7 +69,8 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
         if ev is None:
             continue
         if ev.event_type == DagsterEventType.ASSET_MATERIALIZATION_PLANNED:
-            planned.add(ev.event_specific_data.asset_key)
+            if ev.asset_key is not None:
+                planned.add(ev.asset_key)
         elif ev.event_type == DagsterEventType.RUN_START:
             started = _ts(entry.timestamp)
         elif ev.event_type in _TERMINAL_RUN:
@@ -77,26 +83,26 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
                 ASSET_MATERIALIZATION else ev.asset_observation_data.asset_observation
             name = keys.model_of(mat.asset_key)
             md = dict(mat.metadata)
-            if name is None or (ev.event_type == DagsterEventType.ASSET_OBSERVATION and "streamt/status" not in md):
+            if name is None or (ev.event_type == DagsterEventType.ASSET_OBSERVATION and meta.STATUS not in md):
                 continue
             status = "success" if ev.event_type == DagsterEventType.ASSET_MATERIALIZATION else \
-                _value(md, "streamt/status")
+                _value(md, meta.STATUS)
             mat_kind = loaded.compiled.models[name].materialized
-            begin = _ts(_value(md, "streamt/started_at", entry.timestamp))
-            finish = _ts(_value(md, "streamt/ended_at", entry.timestamp))
+            begin = _ts(_value(md, meta.STARTED_AT, entry.timestamp))
+            finish = _ts(_value(md, meta.ENDED_AT, entry.timestamp))
             results[name] = (_result(name, mat_kind, status, md), begin, finish)
-            window = _value(md, "streamt/partition_window")
+            window = _value(md, meta.PARTITION_WINDOW)
             if window:  # a partitioned run: nominalTime is its time window
                 partition_window = (_ts(float(window[0])), _ts(float(window[1])))
         elif ev.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            compact = _value(dict(ev.event_specific_data.metadata), "streamt/result")
+            compact = _value(dict(ev.asset_check_evaluation_data.metadata), meta.RESULT)
             if compact:
-                tests.append((SimpleNamespace(**{**compact, "assertions": [SimpleNamespace(**a) for a in
-                                                                           compact["assertions"]]}),
-                              _ts(entry.timestamp)))
+                tests.append((TestResult.from_compact(compact), _ts(entry.timestamp)))
     if started is None:
         return []
-    ended = ended or _ts(run.end_time or datetime.now(UTC).timestamp())
+    if ended is None:  # no terminal event (yet): the run record's end, else now
+        record = instance.get_run_record_by_id(run_id)
+        ended = _ts(record.end_time if record is not None and record.end_time else datetime.now(UTC).timestamp())
     chosen = [keys.model_of(k) for k in sorted(planned | set(run.asset_selection or ()))]
     selected = [name for name in chosen if name is not None]
     for name in selected:  # cancelled or stopped before the model ran: ABORT, never silence
@@ -108,10 +114,10 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
     assertions = assertions_from_tests(loaded, [t for t, _ in tests])
     events: list[RunEvent] = [builder.run_event(drun, RunState.START, started)]
     for name, (result, begin, finish) in sorted(results.items(), key=lambda kv: (kv[1][1], kv[0])):
-        events += builder.model_events(drun, result, begin, finish, assertions=[  # type: ignore[arg-type]
+        events += builder.model_events(drun, result, begin, finish, assertions=[
             a for a in assertions if a.target != f"model.{name}"])
     for test, at in tests:
-        duration = float(getattr(test, "duration_seconds", 0.0) or 0.0)
+        duration = test.duration_seconds
         events += builder.test_events(drun, test.test, assertions, _ts(at.timestamp() - duration), at)
     events.append(builder.run_event(drun, end_state, ended, error if end_state is RunState.FAIL else None))
     return events

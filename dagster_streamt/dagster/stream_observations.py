@@ -13,15 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
+from ..core import metadata as meta
+
 if TYPE_CHECKING:
     from ..spark.continuous import StreamEvent
     from ..spark.stream_stats import ModelProgress
 
-MODE = {"streamt/mode": "continuous"}
+MODE = {meta.MODE: "continuous"}
 
 
 def progress_metadata(p: ModelProgress) -> dict[str, Any]:
-    md: dict[str, Any] = {**MODE, "streamt/status": "running" if p.running else "stopped",
+    md: dict[str, Any] = {**MODE, meta.STATUS: "running" if p.running else "stopped",
                           "trigger": p.trigger, "batches": p.batches, "new_batches": p.new_batches,
                           "rows_written": p.rows_written, "new_rows": p.new_rows, "input_rows": p.input_rows,
                           "restarts": p.restarts}
@@ -56,7 +58,7 @@ class ObservationReporter:
         # a failure that will be retried is "restarting": `streamt status` shows "failed" only for a stream
         # that gave up or could not start
         status = {"started": "running", "gave_up": "failed"}.get(e.kind, e.kind)
-        md["streamt/status"] = "restarting" if e.kind == "failed" and e.delay_s is not None else status
+        md[meta.STATUS] = "restarting" if e.kind == "failed" and e.delay_s is not None else status
         if e.message:
             md["error" if e.kind in ("failed", "gave_up", "skipped") else "message"] = e.message
         if e.delay_s is not None:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
@@ -28,6 +28,7 @@ from .datasets import ProjectDatasets
 from .facets import PRODUCER, Assertion
 
 if TYPE_CHECKING:  # the Spark package imports pyspark; events need only the result's fields
+    from ..checks.results import TestResult
     from ..core.results import ModelResult
 
 RUN_ID_NAMESPACE = uuid.UUID("6f0a4b3e-2c1d-5e8f-9a7b-0d1c2e3f4a5b")  # fixed forever: ids must stay stable
@@ -53,13 +54,6 @@ class DagsterRun:
 
     run_id: str
     partition_window: tuple[datetime, datetime] | None = None
-
-
-class _TestResultLike(Protocol):
-    test: str
-    target: str
-    severity: str
-    assertions: Sequence[Any]
 
 
 class EventBuilder:
@@ -168,7 +162,7 @@ class EventBuilder:
                 for state, at in ((RunState.START, started_at), (end_state, ended_at))]
 
 
-def assertions_from_tests(loaded: LoadedProject, results: Iterable[_TestResultLike]) -> list[Assertion]:
+def assertions_from_tests(loaded: LoadedProject, results: Iterable[TestResult]) -> list[Assertion]:
     """Flatten test results (``dagster_streamt.checks.TestResult``) into per-column assertions, the
     columns taken from the test's declared parameters (``not_null: {columns: [a, b]}`` gives two)."""
     from ..checks.assertions import parse_assertions

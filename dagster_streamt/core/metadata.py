@@ -1,0 +1,20 @@
+"""The metadata and tag keys streamt writes into the Dagster instance and reads back (run history,
+``streamt status``, OpenLineage, alerts): one name per key, so a writer and its readers cannot drift."""
+
+from __future__ import annotations
+
+# asset materialization / observation metadata
+STATUS = "streamt/status"  # success | failed | skipped (batch); running | stopped | restarting ... (continuous)
+STARTED_AT = "streamt/started_at"  # epoch seconds the model started
+ENDED_AT = "streamt/ended_at"  # epoch seconds it ended
+PARTITION_WINDOW = "streamt/partition_window"  # [start, end] epoch seconds of a partitioned run
+MODE = "streamt/mode"  # "continuous" on `streamt run --continuous` progress observations
+CONTINUOUS = "continuous"
+# asset check evaluation metadata
+RESULT = "streamt/result"  # TestResult.compact(): what OpenLineage needs to rebuild the assertions
+
+# run tags
+COMMAND_TAG = "streamt/command"  # run | backfill | test
+FULL_REFRESH_TAG = "streamt/full_refresh"  # comma-separated stream models to reset first
+SOURCE_TAG = "streamt/source"  # the source whose new files started a sensor run
+NEW_FILES_TAG = "streamt/new_files"  # how many new files it saw
