@@ -19,6 +19,7 @@ import click
 
 from ..api import LoadedProject
 from .common import EXIT_INVALID
+from .live_line import LiveLine, live_line
 
 
 @dataclass
@@ -83,6 +84,14 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
              "skipped": click.style("-", fg="yellow")}
 
+    live: LiveLine | None = None
+
+    def echo(message: str) -> None:
+        if live is not None:
+            live.echo(message)
+        else:
+            click.echo(message)
+
     def show(e: ModelEvent | CheckEvent) -> None:
         if isinstance(e, CheckEvent):
             seen.append(e)
@@ -90,19 +99,19 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
                 return  # `streamt test` prints its own table
             mark = icons["success"] if e.passed else icons["failed" if e.severity == "error" else "skipped"]
             verdict = "passed" if e.passed else f"FAILED ({e.severity}): {e.failing_rows:,} failing rows"
-            click.echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
+            echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
             return
         events.append(e)
         rows = "view (no storage)" if e.rows is None else f"{e.rows:,} rows"
         detail = f"{rows}  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
-        click.echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
+        echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
     instance = instance_or_exit(loaded)
     click.echo(f"{title} (instance {instance_dir(loaded.project.root)})", err=quiet)
     unsubscribe = subscribe(show)
     started = time.perf_counter()
     try:
-        with instance:
+        with instance, live_line(enabled=not quiet and checks is None) as live:
             result = job.execute_in_process(
                 instance=instance, asset_selection=keys, tags=dict(tags), raise_on_error=False,
                 run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})

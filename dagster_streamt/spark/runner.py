@@ -17,6 +17,7 @@ from ..spec.project import Project
 from ..spec.topics import model_topic
 from .context import RunContext
 from .errors import model_error
+from .live import running
 from .partitions import PartitionScope
 from .sink import materialize_sink
 from .state import check_project_root
@@ -129,7 +130,7 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
     if materialize is None:
         return failed(name, kind, f"model {name}: unknown materialization {kind!r}")
     try:
-        with ctx.scheduler_pool(name, f"streamt {kind} {name}"):
+        with ctx.scheduler_pool(name, f"streamt {kind} {name}"), running(name, kind):
             mctx = ctx.for_model(model)
             result = materialize(mctx, model, full_refresh)
             if kind == "stream" and result.ok and (topic := model_topic(ctx.project, model)) is not None:

@@ -34,6 +34,7 @@ from .errors import ModelRunError
 from .export_files import FileExport, Version, link_files, rename_parts
 from .jdbc_sink import JdbcTarget, already_written, publish_batch, publish_snapshot
 from .jdbc_tx import Table, require_jvm
+from .live import await_query
 from .locks import FileLock
 from .output import OUT_METRIC, format_options, schema_pairs
 from .progress import summarize, trigger_options
@@ -362,7 +363,7 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
         try:
             query = (writer.option("checkpointLocation", str(checkpoint))
                      .trigger(**trigger_options(model.advanced.spark.trigger, name)).start())
-            query.awaitTermination()
+            await_query(query, name)
         except Exception as exc:
             raise explain_failure(name, exc) from exc
     s = summarize(query.recentProgress, OUT_METRIC)

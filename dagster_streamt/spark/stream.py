@@ -23,6 +23,7 @@ from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 from .context import RunContext
 from .errors import ModelRunError
+from .live import await_query
 from .locks import FileLock
 from .output import OUT_METRIC, format_options, schema_pairs
 from .progress import summarize, trigger_options
@@ -152,7 +153,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         started = start_stream(ctx, model, trigger)
         query = started.query
         try:
-            query.awaitTermination()
+            await_query(query, name)
         except Exception as exc:
             raise explain_failure(name, exc) from exc
         record_stream(ctx, started)

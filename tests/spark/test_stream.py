@@ -122,3 +122,36 @@ def test_bad_trigger_and_batch_only_stream_are_explained(spark: Any, tmp_project
     results = run(spark, project)
     assert "unknown advanced.spark.trigger 'whenever'" in results["orders_clean"].error
     assert "reads no streaming input" in results["static"].error
+
+
+def test_live_board_follows_a_running_stream(spark: Any, tmp_project: Any) -> None:
+    """While someone watches (``streamt run`` on a terminal), a stream reports rows and batches so far."""
+    import threading
+
+    from dagster_streamt.spark import live
+
+    source = {"name": "orders_raw", "format": "json", "path": "landing", "columns": COLUMNS,
+              "options": {"maxFilesPerTrigger": "1"}}
+    files = {f"landing/{k}.json": orders(range(10 * k + 1, 10 * k + 11)) for k in range(8)}
+    project = tmp_project({"sources": [source], "models": [CLEAN]}, files)
+    seen: list[live.Running] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.05):
+            seen.extend(live.snapshot())
+
+    sampler = threading.Thread(target=sample)
+    with live.watch():
+        sampler.start()
+        try:
+            result = run(spark, project)["orders_clean"]
+        finally:
+            stop.set()
+            sampler.join()
+    assert result.ok and result.batches == 8 and result.input_rows == 80, result.error
+    assert seen and {r.model for r in seen} == {"orders_clean"} and seen[0].kind == "stream"
+    counted = [r for r in seen if r.batches]
+    assert counted, "no progress was recorded while the stream ran"
+    assert all(0 < r.rows <= 80 and r.rows == 10 * r.batches for r in counted if r.rows is not None)
+    assert live.snapshot() == []  # nothing left in flight
