@@ -15,9 +15,9 @@ from ..core.results import ModelResult, failed, skipped
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic
+from . import live
 from .context import RunContext
 from .errors import model_error
-from .live import running
 from .partitions import PartitionScope
 from .sink import materialize_sink
 from .state import check_project_root
@@ -130,7 +130,7 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
     if materialize is None:
         return failed(name, kind, f"model {name}: unknown materialization {kind!r}")
     try:
-        with ctx.scheduler_pool(name, f"streamt {kind} {name}"), running(name, kind):
+        with ctx.scheduler_pool(name, f"streamt {kind} {name}"), live.running(name, kind):
             mctx = ctx.for_model(model)
             result = materialize(mctx, model, full_refresh)
             if kind == "stream" and result.ok and (topic := model_topic(ctx.project, model)) is not None:
