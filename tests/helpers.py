@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
+
+REPO = Path(__file__).parents[1]
+EXAMPLE = REPO / "project"
 
 ROOT = """\
 project:
@@ -25,3 +30,9 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
 
 def codes(diags: list) -> list[str]:
     return [d.code for d in diags]
+
+
+def streamt(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user runs it: a separate process."""
+    return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .helpers import write_project
+from ..helpers import write_project
 
 PG = """\
 storage:

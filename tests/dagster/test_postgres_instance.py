@@ -19,8 +19,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from .helpers import write_project
-from .spark.postgres import PG_BIN, postgres_url
+from ..helpers import write_project
+from ..spark.postgres import PG_BIN, postgres_url
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 if PG_BIN is None:

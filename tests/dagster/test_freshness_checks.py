@@ -18,7 +18,7 @@ from dagster_streamt.api import load
 from dagster_streamt.checks.source_freshness import check_source_freshness, checked_sources
 from dagster_streamt.dagster import build_definitions
 
-from .helpers import write_project
+from ..helpers import write_project
 
 SOURCES = """\
     sources:

@@ -10,9 +10,9 @@ import pytest
 from dagster_streamt.dagster import StreamtTranslator, build_definitions
 from dagster_streamt.spec.errors import ProjectError
 
-from .helpers import write_project
+from ..helpers import write_project
 
-EXAMPLE = Path(__file__).parents[1] / "project"
+EXAMPLE = Path(__file__).parents[2] / "project"
 
 
 @pytest.fixture(scope="module")

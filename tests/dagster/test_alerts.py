@@ -14,7 +14,7 @@ import pytest
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
 
-from .helpers import write_project
+from ..helpers import write_project
 
 pytestmark = pytest.mark.spark
 

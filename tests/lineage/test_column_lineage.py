@@ -19,7 +19,8 @@ from dagster_streamt.lineage.columns import (
     lineage_cache_key,
 )
 from dagster_streamt.sql.normalize import normalize, restore
-from tests.column_lineage_corpus import CASES, SOURCES, STG_SQL, Case
+
+from .column_lineage_corpus import CASES, SOURCES, STG_SQL, Case
 
 
 def fmt(edges: tuple[ColumnEdge, ...]) -> set[str]:

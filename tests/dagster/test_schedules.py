@@ -9,7 +9,7 @@ import dagster as dg
 
 from dagster_streamt.dagster import build_definitions
 
-from .helpers import write_project
+from ..helpers import write_project
 
 FILES = {
     "stream_project.yml": """\

@@ -18,7 +18,7 @@ from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.spark.relations import register_model_view
 from dagster_streamt.spec.loader import load_project
 
-from .helpers import write_project
+from ..helpers import write_project
 
 RANGE = {"dagster/asset_partition_range_start": "2026-01-02", "dagster/asset_partition_range_end": "2026-01-04"}
 

@@ -16,7 +16,7 @@ from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource, as_spark_resource, keep_sessions_alive
 from dagster_streamt.spark import Warehouse
 
-from .helpers import write_project
+from ..helpers import write_project
 
 TZ = "spark.sql.session.timeZone"
 

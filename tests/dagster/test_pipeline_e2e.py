@@ -19,9 +19,9 @@ from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.spark import Warehouse, read_quarantine
 
-from .helpers import write_project
+from ..helpers import write_project
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 pytestmark = pytest.mark.spark
 
 

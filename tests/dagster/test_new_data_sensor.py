@@ -13,7 +13,7 @@ from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.new_data_sensor import fed_models, read_cursor, run_key
 from dagster_streamt.source_files import DataFile, data_files
 
-from .helpers import write_project
+from ..helpers import write_project
 
 FILES = {
     "stream_project.yml": "project: {name: nd}\n",

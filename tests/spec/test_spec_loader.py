@@ -10,7 +10,7 @@ from dagster_streamt.api import load
 from dagster_streamt.spec.errors import ProjectError, Severity
 from dagster_streamt.spec.loader import load_project
 
-from .helpers import codes, write_project
+from ..helpers import codes, write_project
 
 SRC = """\
 sources:
@@ -22,7 +22,7 @@ sources:
 
 
 def test_example_project_is_valid() -> None:
-    loaded = load(Path(__file__).parents[1] / "project", use_cache=False)
+    loaded = load(Path(__file__).parents[2] / "project", use_cache=False)
     assert loaded.errors == []
     assert sorted(loaded.project.models) == [
         "customer_orders", "daily_revenue", "high_value_orders", "order_metrics", "orders_clean", "orders_export"]

@@ -11,7 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 QUERY = "{ assetNodes { assetKey { path } dependencyKeys { path } kinds owners { __typename } } }"
 
 

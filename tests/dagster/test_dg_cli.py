@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
-from .helpers import write_project
+from ..helpers import write_project
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 TIMEOUT_S = 240
 
 SHOP = {

@@ -18,7 +18,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from .helpers import write_project
+from ..helpers import write_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

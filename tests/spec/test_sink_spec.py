@@ -12,7 +12,7 @@ from pathlib import Path
 from dagster_streamt.api import load
 from dagster_streamt.spec.connectors import model_key
 
-from .helpers import write_project
+from ..helpers import write_project
 
 SOURCES = """\
 sources:

@@ -17,7 +17,7 @@ from dagster_streamt.dagster.key_map import KeyMap, KeyMapError
 from dagster_streamt.spec.models import Model, Source
 from dagster_streamt.spec.models import Test as DataTest
 
-from .helpers import write_project
+from ..helpers import write_project
 
 FILES = {
     "stream_project.yml": """\

@@ -11,8 +11,7 @@ from dagster_streamt.api import load
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.lineage.project_columns import column_lineage, propagate_classification
 
-from .helpers import write_project
-from .test_cli import EXAMPLE, streamt
+from ..helpers import EXAMPLE, streamt, write_project
 
 PII = {
     "stream_project.yml": """\

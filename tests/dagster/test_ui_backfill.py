@@ -19,7 +19,7 @@ from typing import Any
 
 import dagster as dg
 
-from .helpers import write_project
+from ..helpers import write_project
 from .test_partitions_dagster import FILES as PARTITIONED
 from .test_partitions_dagster import events
 

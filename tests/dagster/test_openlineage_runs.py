@@ -17,8 +17,8 @@ from dagster_streamt.dagster.lineage_emit import emit_runs
 from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.openlineage.events import node_run_id
 
-from .helpers import write_project
-from .openlineage.spec import assert_valid
+from ..helpers import write_project
+from ..openlineage.spec import assert_valid
 
 pytestmark = pytest.mark.spark
 

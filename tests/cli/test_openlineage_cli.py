@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .openlineage.spec import assert_valid
-from .test_cli import EXAMPLE, streamt
+from ..helpers import EXAMPLE, streamt
+from ..openlineage.spec import assert_valid
 
 
 def test_static_export_is_valid_and_deterministic(tmp_path: Path) -> None:

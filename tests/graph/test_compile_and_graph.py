@@ -10,7 +10,7 @@ from dagster_streamt.api import load
 from dagster_streamt.graph.impact import impact, sub_pipelines
 from dagster_streamt.graph.select import SelectionError, select
 
-from .helpers import write_project
+from ..helpers import write_project
 
 SRC = """\
 sources:
@@ -233,7 +233,7 @@ def test_governance_rules(tmp_path: Path) -> None:
 
 
 def _shop() -> object:
-    return load(Path(__file__).parents[1] / "project", use_cache=False)
+    return load(Path(__file__).parents[2] / "project", use_cache=False)
 
 
 def test_graph_order_levels_closures_and_typed_ids() -> None:

@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .helpers import write_project
-
-EXAMPLE = Path(__file__).parents[1] / "project"
-
-
-def streamt(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+from ..helpers import EXAMPLE, streamt, write_project
 
 
 @pytest.fixture(scope="module")

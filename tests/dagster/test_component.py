@@ -22,7 +22,7 @@ from dagster_streamt.dagster.key_map import KeyMap
 from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.spec.models import Model
 
-from .helpers import write_project
+from ..helpers import write_project
 
 SHOP = {
     "stream_project.yml": "project: {name: shop}\n",
@@ -214,9 +214,9 @@ def test_errors_name_the_file_and_the_fix(sandbox: DefsFolderSandbox) -> None:
 
 
 def test_the_readme_defs_yaml_loads_the_example_project(sandbox: DefsFolderSandbox) -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     block = readme.split("The\n`defs.yaml` takes dagster-dbt's conventions:\n\n```yaml\n", 1)[1].split("```", 1)[0]
-    example = Path(__file__).parents[1] / "project"
+    example = Path(__file__).parents[2] / "project"
     shutil.copytree(example, sandbox.project_root / "shop",
                     ignore=shutil.ignore_patterns(".streamt", "target", "data", "exports", "definitions.py"))
     path = sandbox.defs_folder_path / "shop"

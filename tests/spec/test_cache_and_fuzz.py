@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dagster_streamt.api import load
 from dagster_streamt.spec.errors import ProjectError
 
-from .helpers import write_project
+from ..helpers import write_project
 
 SRC = "sources:\n  - name: s\n    format: json\n    path: d\n"
 
