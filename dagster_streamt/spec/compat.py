@@ -9,6 +9,7 @@ here. A missing ``${VAR}`` inside a note key is only a note too: nothing on Spar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 Effect = Literal["mapped", "note"]
@@ -185,7 +186,13 @@ def note_for(path: tuple[str | int, ...]) -> KeyMeaning | None:
 
     A mapped entry below a note (``advanced.flink.parallelism`` under ``advanced.flink``) wins.
     """
-    kp = key_path(path)
+    return _note_for_parts(key_path(path))
+
+
+@lru_cache(maxsize=8192)
+def _note_for_parts(kp: tuple[str, ...]) -> KeyMeaning | None:
+    """Cached by pattern path: a project repeats the same few hundred paths (``models.[].columns.[].name``)
+    for every entity, and the scan over the table is the cost."""
     best: KeyMeaning | None = None
     for k in STREAMT_KEYS:
         if _matches(k.parts, kp) and (best is None or len(k.parts) > len(best.parts)):

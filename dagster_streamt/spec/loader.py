@@ -305,7 +305,7 @@ class _Loader:
         def fn(text: str, path: tuple[str | int, ...]) -> str:
             is_sql = section == "models" and path[-1:] == ("sql",)
             out, missing = self.resolver.interpolate(text, jinja=not is_sql)
-            unused = note_for((*loc.base, *path))
+            unused = note_for((*loc.base, *path)) if missing else None
             for name in missing:
                 line = loc.linemap.line((*loc.base, *path))
                 if section == "tests" and "on_failure" in path:
