@@ -40,7 +40,15 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
 
     ``translator`` decides keys and attributes; ``spark`` is our ``SparkResource`` or a
     dagster-pyspark resource (its ``spark_config`` under ``runtime.spark.conf``); ``select`` /
-    ``exclude`` keep some models only (selection syntax). The key map goes into the metadata."""
+    ``exclude`` keep some models only (selection syntax). The key map goes into the metadata.
+
+    A project's ``definitions.py`` (what ``dagster dev`` and the CLI load)::
+
+        from pathlib import Path
+        from dagster_streamt.dagster import build_definitions
+
+        defs = build_definitions(Path(__file__).parent, env="prod", select="tag:critical+")
+    """
     loaded = loaded or load(project_dir, env)
     if loaded.errors:
         raise ProjectError(loaded.diagnostics)

@@ -35,7 +35,25 @@ def _tags(tags: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 
 class StreamtTranslator:
-    """Default mapping; every method may be overridden."""
+    """How streamt entities become Dagster assets: keys, groups, owners, tags, descriptions.
+
+    The extension point for a code location's naming: subclass it in the project's
+    ``definitions.py`` and pass it to :func:`build_definitions`. The CLI loads that file, so
+    ``streamt run``, ``backfill``, ``status``, sensors and OpenLineage use the same keys as the UI::
+
+        import dagster as dg
+        from pathlib import Path
+        from dagster_streamt.dagster import StreamtTranslator, build_definitions
+
+        class Prefixed(StreamtTranslator):
+            def get_model_key(self, model):
+                return dg.AssetKey(["shop", model.name])
+
+            def get_asset_spec(self, entity, spec):
+                return spec.merge_attributes(tags={"team": "data-eng"})
+
+        defs = build_definitions(Path(__file__).parent, translator=Prefixed("shop"))
+    """
 
     def __init__(self, project_name: str) -> None:
         self.project_name = project_name
