@@ -28,7 +28,8 @@ from .errors import ModelRunError
 from .partitions import KEY_COLUMN, signature
 from .progress import IN_PREFIX
 from .quarantine import quarantine_batch, quarantine_stream
-from .sources import can_stream, read_source, valid_rows
+from .quarantine_ledger import LEDGER_FILE, Ledger, Pass, local_files
+from .sources import SourceRead, can_stream, read_source, valid_rows
 from .warehouse import RegistryEntry
 
 Mode = Literal["batch", "stream"]
@@ -257,13 +258,30 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
 
     def count() -> InputStats:
         if read.permissive:
-            rows, bad = quarantine_batch(ctx.spark, ctx.warehouse, read, ctx.run_id)
+            rows, bad = _quarantine_new_files(ctx, read)
             return InputStats(rows - bad, bad)
         return InputStats(read.df.count())
 
     stats = ctx.per_run.get(("source-batch", source.name), count)
     valid_rows(read).createOrReplaceTempView(inp.view)
     return stats
+
+
+def _quarantine_new_files(ctx: RunContext, read: SourceRead) -> tuple[int, int]:
+    """(rows, corrupt rows) of the whole source, parsing only the files no earlier pass has read
+    (local file sources; others are read whole every run)."""
+    source = read.source
+    current = local_files(read.df.inputFiles()) if source.resolved_format in FILE_FORMATS else None
+    if current is None:
+        return quarantine_batch(ctx.spark, ctx.warehouse, read, ctx.run_id)
+    ledger = Ledger(ctx.warehouse.quarantine_dir(source.name) / LEDGER_FILE)
+    passes, new = ledger.plan(current)
+    if new:
+        subset = read_source(ctx.spark, ctx.project, source, streaming=False, files=new)
+        rows, bad = quarantine_batch(ctx.spark, ctx.warehouse, subset, ctx.run_id)
+        passes = [*passes, Pass({f: current[f] for f in new}, rows, bad)]
+        ledger.save(passes)
+    return sum(p.rows for p in passes), sum(p.bad for p in passes)
 
 
 def not_materialized(name: str) -> ModelRunError:

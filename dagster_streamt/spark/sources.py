@@ -6,10 +6,12 @@ so malformed records can be quarantined instead of silently dropped (see :mod:`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from pyspark.sql import Column as SparkColumn
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 
 from ..spec.kafka import kafka_client_options
@@ -68,8 +70,10 @@ def _kafka_only(option: str) -> bool:
                                                        "minOffsetsPerTrigger", "includeHeaders", "groupIdPrefix")
 
 
-def read_source(spark: SparkSession, project: Project, source: Source, *, streaming: bool) -> SourceRead:
-    """Read ``source``; raise :class:`ModelRunError` naming the source and the fix on bad config."""
+def read_source(spark: SparkSession, project: Project, source: Source, *, streaming: bool,
+                files: Sequence[str] | None = None) -> SourceRead:
+    """Read ``source``; raise :class:`ModelRunError` naming the source and the fix on bad config.
+    ``files``: read only these files of a file source (same schema and options)."""
     fmt = source.resolved_format
     if streaming and fmt in BATCH_ONLY:
         raise ModelRunError(f"source {source.name}: {fmt} sources cannot be streamed; read it from a table model "
@@ -106,7 +110,10 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
             r = reader.format(fmt).options(**options)
             if ddl and fmt not in ("rate", "text"):
                 r = r.schema(ddl)
-            df = r.load() if fmt in ("rate", "jdbc") else r.load(location)
+            if files and not streaming:  # a batch reader takes a list of paths
+                df = cast(DataFrameReader, r).load(list(files))
+            else:
+                df = r.load() if fmt in ("rate", "jdbc") else r.load(location)
     except ModelRunError:
         raise
     except Exception as exc:

@@ -43,6 +43,43 @@ def test_batch_quarantine_counts_and_never_duplicates(spark: Any, tmp_project: A
     assert read_quarantine(spark, Warehouse.for_project(project), "orders_raw").count() == 2  # ... stored once
 
 
+def test_batch_quarantine_parses_only_files_it_has_not_read(spark: Any, tmp_project: Any) -> None:
+    """A table rereads its whole source, but the quarantine pass reads only new files; counts stay totals."""
+    import json
+
+    from dagster_streamt.spark.quarantine_ledger import LEDGER_FILE
+
+    project = project_with(tmp_project, "table", {"landing/a b.json": GOOD + BAD})  # a space: paths round-trip
+    wh = Warehouse.for_project(project)
+    ledger = wh.quarantine_dir("orders_raw") / LEDGER_FILE
+
+    def passes() -> list[list[str]]:
+        return [sorted(p["files"]) for p in json.loads(ledger.read_text())["passes"]]
+
+    first = run(spark, project)["orders"]
+    assert (first.rows_written, first.quarantined_rows, first.input_rows) == (2, 2, 2), first.error
+    landing = project.root / "landing"
+    assert passes() == [[str(landing / "a b.json")]]
+
+    again = run(spark, project)["orders"]  # nothing new: no pass, the same totals
+    assert (again.rows_written, again.quarantined_rows, again.input_rows) == (2, 2, 2)
+    assert passes() == [[str(landing / "a b.json")]]
+
+    (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": oops}\n')
+    third = run(spark, project)["orders"]  # one new file: a pass over it alone
+    assert (third.rows_written, third.quarantined_rows, third.input_rows) == (3, 3, 3)
+    assert passes() == [[str(landing / "a b.json")], [str(landing / "b.json")]]
+    assert read_quarantine(spark, wh, "orders_raw").count() == 3
+
+    (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": 5, "amount": 2.0}\n')
+    fourth = run(spark, project)["orders"]  # a file changed: everything is read again
+    assert (fourth.rows_written, fourth.quarantined_rows, fourth.input_rows) == (4, 2, 4)
+    assert passes() == [[str(landing / "a b.json"), str(landing / "b.json")]]
+
+    ledger.write_text("{not json")  # a damaged ledger only costs a full pass
+    assert run(spark, project)["orders"].quarantined_rows == 2
+
+
 def test_stream_quarantine_counts_only_new_records(spark: Any, tmp_project: Any) -> None:
     project = project_with(tmp_project, "stream", {"landing/a.json": GOOD + BAD})
     first = run(spark, project)["orders"]
