@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).parents[1]
 EXAMPLE = REPO / "project"
@@ -36,3 +39,14 @@ def streamt(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     """The CLI as a user runs it: a separate process."""
     return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=120)
+
+
+def graphql(port: int, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A query against a running Dagster webserver's GraphQL endpoint; errors fail the test."""
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        data = json.loads(resp.read())
+    assert not data.get("errors"), data["errors"]
+    return data["data"]

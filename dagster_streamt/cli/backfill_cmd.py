@@ -60,12 +60,11 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
         raise click.UsageError(str(exc)) from None
     if not keys:
         raise click.UsageError(f"no partition of {partitioned[0]} ({describe(pb)}) between {first} and {last}")
-    from ..dagster.assets import FULL_REFRESH_TAG
     from .dagster_exec import execute, report_failures, shared_session
 
     tags = {meta.COMMAND_TAG: "backfill"}
     if full_refresh:
-        tags[FULL_REFRESH_TAG] = ",".join(partitioned)
+        tags[meta.FULL_REFRESH_TAG] = ",".join(partitioned)
     one_run = not per_partition and pb.backfill == "single_run"
     label = f"{keys[0]}..{keys[-1]}" if len(keys) > 1 else keys[0]
     if one_run or len(keys) == 1:
@@ -78,7 +77,7 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
             for i, key in enumerate(keys, 1):
                 what = f"Partition {key} ({i}/{len(keys)}) of {', '.join(partitioned)}"
                 outcomes.append(execute(loaded, env, partitioned, {**tags, PARTITION: key}, what))
-                tags.pop(FULL_REFRESH_TAG, None)  # only the first run starts over
+                tags.pop(meta.FULL_REFRESH_TAG, None)  # only the first run starts over
     bad = [o for o in outcomes if not o.success]
     if bad:
         for o in bad:

@@ -42,10 +42,10 @@ class LiveLine:
         with self._lock:
             self._clear()
 
-    def echo(self, message: str, err: bool = False) -> None:
+    def echo(self, message: str) -> None:
         with self._lock:
             self._clear()
-            click.echo(message, err=err, file=None if err else self._out)
+            click.echo(message, file=self._out)
 
     def _clear(self) -> None:
         if self._shown:

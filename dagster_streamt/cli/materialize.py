@@ -21,13 +21,12 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
         if not names:
             return True
 
-    from ..dagster.assets import FULL_REFRESH_TAG
     from .dagster_exec import execute, report_failures
 
     tags = {meta.COMMAND_TAG: "run"}
     reset = [r for r in refresh if r in names]
     if reset:
-        tags[FULL_REFRESH_TAG] = ",".join(reset)
+        tags[meta.FULL_REFRESH_TAG] = ",".join(reset)
     outcome = execute(loaded, env, names, tags, f"Running {len(names)} model(s) on Spark through Dagster")
     if not outcome.success:
         report_failures(outcome)

@@ -24,8 +24,6 @@ from .progress import ModelEvent, emit
 from .resources import SparkResource
 from .test_alerts import send_test_alerts
 
-FULL_REFRESH_TAG = meta.FULL_REFRESH_TAG
-
 
 def result_metadata(result: ModelResult) -> dict[str, Any]:
     """What a model run did, as Dagster metadata (row count, duration, schema, streaming progress)."""
@@ -109,7 +107,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
             levels = [[i.split(".", 1)[1] for i in lv] for lv in graph.execution_levels(ids)]
             upstream = {n: {u.split(".", 1)[1] for u in graph.upstream_of(f"model.{n}") if u.startswith("model.")}
                         for n in selected}
-            refresh = {m for m in (context.run.tags.get(FULL_REFRESH_TAG) or "").split(",") if m}
+            refresh = {m for m in (context.run.tags.get(meta.FULL_REFRESH_TAG) or "").split(",") if m}
             failed: list[str] = []
             scope = scope_of(context, partitioning) if partitioning is not None else None
             if scope is not None:

@@ -79,7 +79,7 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
                 best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(_md(md, meta.STARTED_AT),
                                entry.timestamp), _ts(_md(md, meta.ENDED_AT), entry.timestamp), None,
                                entry.run_id, str(_md(md, "error", "")))
-            elif _md(md, meta.MODE) == "continuous" and status in CONTINUOUS and newer:
+            elif _md(md, meta.MODE) == meta.CONTINUOUS and status in CONTINUOUS and newer:
                 # `streamt run --continuous` reports progress outside any Dagster run: its latest report
                 at = _ts(None, entry.timestamp)
                 best = LastRun(CONTINUOUS[str(status)], at, at, _int(_md(md, "rows_written")), entry.run_id or "")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..spark.continuous import StreamEvent
     from ..spark.stream_stats import ModelProgress
 
-MODE = {meta.MODE: "continuous"}
+MODE = {meta.MODE: meta.CONTINUOUS}
 
 
 def progress_metadata(p: ModelProgress) -> dict[str, Any]:

@@ -277,7 +277,8 @@ def _quarantine_new_files(ctx: RunContext, read: SourceRead) -> tuple[int, int]:
     ledger = Ledger(ctx.warehouse.quarantine_dir(source.name) / LEDGER_FILE)
     passes, new = ledger.plan(current)
     if new:
-        subset = read_source(ctx.spark, ctx.project, source, streaming=False, files=new)
+        subset = read if len(new) == len(current) else \
+            read_source(ctx.spark, ctx.project, source, streaming=False, files=new)
         rows, bad = quarantine_batch(ctx.spark, ctx.warehouse, subset, ctx.run_id)
         passes = [*passes, Pass({f: current[f] for f in new}, rows, bad)]
         ledger.save(passes)

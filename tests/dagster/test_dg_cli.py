@@ -14,14 +14,12 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from ..helpers import write_project
+from ..helpers import graphql, write_project
 
 ROOT = Path(__file__).parents[2]
 TIMEOUT_S = 240
@@ -131,16 +129,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _graphql(port: int, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-    body = json.dumps({"query": query, "variables": variables or {}}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=body,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        data = json.loads(resp.read())
-    assert not data.get("errors"), data["errors"]
-    return data["data"]
-
-
 ASSETS = "{ assetNodes { assetKey { path } groupName assetMaterializations(limit: 1) { runId } } }"
 DOCS = """query($location: String!) { componentTypesForLocationOrError(locationName: $location) {
   __typename ... on ComponentTypes { componentTypes { name namespace description schema } } } }"""
@@ -175,13 +163,13 @@ def test_streamt_run_in_the_dg_project_shows_in_dg_dev(dg_project: tuple[Path, d
         while not nodes and time.time() < deadline:
             assert proc.poll() is None, log.read_text()[-4000:]
             with contextlib.suppress(OSError):
-                nodes = {tuple(n["assetKey"]["path"]): n for n in _graphql(port, ASSETS)["assetNodes"]}
+                nodes = {tuple(n["assetKey"]["path"]): n for n in graphql(port, ASSETS)["assetNodes"]}
             time.sleep(0.5)
         assert set(nodes) == {tuple(CLEAN), tuple(REVENUE), ("streamt", "source", "orders")}, log.read_text()[-4000:]
         assert nodes[tuple(REVENUE)]["groupName"] == "shop_models"
         assert nodes[tuple(CLEAN)]["assetMaterializations"] == [{"runId": run_id}]  # the CLI's run, same keys
 
-        docs = _graphql(port, DOCS, {"location": "myproj"})["componentTypesForLocationOrError"]
+        docs = graphql(port, DOCS, {"location": "myproj"})["componentTypesForLocationOrError"]
         ours = next(c for c in docs["componentTypes"] if c["namespace"] == "dagster_streamt")
         assert ours["name"] == "dagster_streamt.StreamtProjectComponent" and "streamt project" in ours["description"]
         props = ours["schema"]["properties"]

@@ -6,20 +6,18 @@ Spark JVM), and exactly those 3 partitions end up materialized and stored."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
-from ..helpers import write_project
+from ..helpers import graphql, write_project
 from .test_partitions_dagster import FILES as PARTITIONED
 from .test_partitions_dagster import events
 
@@ -84,16 +82,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _graphql(port: int, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
-    body = json.dumps({"query": query, "variables": variables or {}}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=body,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        data = json.loads(resp.read())
-    assert not data.get("errors"), data["errors"]
-    return data["data"]
-
-
 def _start(args: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     # own session: stopping it can reach the code servers and run processes it started
     with log.open("wb") as out:
@@ -144,12 +132,12 @@ telemetry:
         while not nodes and time.time() < deadline:
             assert procs[0].poll() is None, _tail(web_log)
             with contextlib.suppress(OSError):  # not listening yet
-                nodes = {"/".join(n["assetKey"]["path"]): n for n in _graphql(port, ASSETS)["assetNodes"]}
+                nodes = {"/".join(n["assetKey"]["path"]): n for n in graphql(port, ASSETS)["assetNodes"]}
             time.sleep(0.5)
         assert nodes.get("daily_events"), f"the webserver never served the asset\n{_tail(web_log)}"
         assert nodes["daily_events"]["partitionKeys"] == [f"2026-01-0{d}" for d in range(1, 6)]
 
-        launched = _graphql(port, LAUNCH, {"backfillParams": {
+        launched = graphql(port, LAUNCH, {"backfillParams": {
             "tags": [], "assetSelection": [{"path": ["daily_events"]}], "partitionNames": KEYS,
             "fromFailure": False}})["launchPartitionBackfill"]
         assert launched["__typename"] == "LaunchBackfillSuccess", launched
@@ -160,7 +148,7 @@ telemetry:
         backfill: dict[str, Any] = {}
         while time.time() < deadline:
             assert procs[1].poll() is None, _tail(daemon_log)
-            backfill = _graphql(port, BACKFILL, {"id": backfill_id})["partitionBackfillOrError"]
+            backfill = graphql(port, BACKFILL, {"id": backfill_id})["partitionBackfillOrError"]
             if backfill.get("status") not in (None, "REQUESTED"):
                 break
             time.sleep(1)
