@@ -7,6 +7,7 @@ import click
 
 from ..api import LoadedProject
 from ..core import metadata as meta
+from ..location_files import default_location
 
 
 def materialize(loaded: LoadedProject, env: str | None, names: list[str], refresh: list[str]) -> bool:
@@ -21,6 +22,10 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
         if not names:
             return True
 
+    if default_location(loaded.project.root):  # the session is known before Dagster is imported
+        from ..spark.prestart import prestart
+
+        prestart(loaded.project)
     from .dagster_exec import execute, report_failures
 
     tags = {meta.COMMAND_TAG: "run"}

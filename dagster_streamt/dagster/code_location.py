@@ -17,20 +17,16 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 
 from ..api import LoadedProject
+from ..location_files import DEFINITIONS_FILE, ENV_VAR, dg_config, enclosing_dg_project
 from .key_map import KeyMap, KeyMapError
-
-ENV_VAR = "STREAMT_DEFINITIONS"
-DEFINITIONS_FILE = "definitions.py"
 
 
 class CodeLocationError(Exception):
@@ -66,14 +62,14 @@ def _find(loaded: LoadedProject, root: Path, override: str | None) -> CodeLocati
         target = target if target.is_absolute() else Path.cwd() / target
         if target.is_file():
             return _from_defs(loaded, _load_file(target, loaded.project.env), f"{target} ({ENV_VAR})")
-        if target.is_dir() and _dg_config(target) is not None:
+        if target.is_dir() and dg_config(target) is not None:
             return _from_defs(loaded, _load_dg_project(target, loaded.project.env), f"dg project {target}")
         raise CodeLocationError(f"{ENV_VAR}={override}: not a Python file nor a dg project folder "
                                 "(set it to a definitions file, a dg project, or `default`)")
     local = root / DEFINITIONS_FILE
     if local.is_file():
         return _from_defs(loaded, _load_file(local, loaded.project.env), str(local))
-    project = _enclosing_dg_project(root)
+    project = enclosing_dg_project(root)
     if project is not None:
         defs = _load_dg_project(project, loaded.project.env)
         if KeyMap.from_definitions(defs, loaded.project.name) is not None:
@@ -171,29 +167,6 @@ def _describe(exc: BaseException, path: Path) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
     where = f" (line {frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
-
-
-def _dg_config(folder: Path) -> Path | None:
-    """``dg.toml``, or a ``pyproject.toml`` with a ``[tool.dg]`` project section, in ``folder``."""
-    if (folder / "dg.toml").is_file():
-        return folder / "dg.toml"
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data: dict[str, Any] = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            return None
-        dg_section = data.get("tool", {}).get("dg", {})
-        if dg_section.get("directory_type", "project") == "project" and "project" in dg_section:
-            return pyproject
-    return None
-
-
-def _enclosing_dg_project(root: Path) -> Path | None:
-    for folder in (root, *root.parents):
-        if _dg_config(folder) is not None:
-            return folder
-    return None
 
 
 def _load_dg_project(folder: Path, env: str | None) -> dg.Definitions:

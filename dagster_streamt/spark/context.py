@@ -32,6 +32,11 @@ class Memo:
         self._key_locks: dict[Hashable, threading.Lock] = {}
         self._values: dict[Hashable, object] = {}
 
+    def known(self, key: Hashable) -> bool:
+        """Whether ``key`` has a value already (a hint: another thread may be computing it)."""
+        with self._lock:
+            return key in self._values
+
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())

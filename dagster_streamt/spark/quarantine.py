@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
 
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from ..spec.models import Source
@@ -28,16 +28,20 @@ def quarantine_name(source: str) -> str:
     return f"{source}__quarantine"
 
 
-def bad_rows(source: Source, data_columns: tuple[str, ...], df: DataFrame, run_id: str) -> DataFrame:
-    """Quarantine rows for the corrupt records of ``df`` (a whole read, or one micro-batch of it)."""
+def reason(source: Source, data_columns: tuple[str, ...]) -> Column:
+    """Why a corrupt record was set aside: nothing parsed, or a value that does not fit its column."""
     fmt = source.resolved_format
     all_null = reduce(lambda a, b: a & b, (F.col(f"`{c}`").isNull() for c in data_columns), F.lit(True))
-    reason = F.when(all_null, F.lit(f"malformed {fmt} record: could not be parsed")).otherwise(
+    return F.when(all_null, F.lit(f"malformed {fmt} record: could not be parsed")).otherwise(
         F.lit(f"{fmt} record does not match the declared columns (a value of the wrong type or a missing field)"))
+
+
+def bad_rows(source: Source, data_columns: tuple[str, ...], df: DataFrame, run_id: str) -> DataFrame:
+    """Quarantine rows for the corrupt records of ``df`` (a whole read, or one micro-batch of it)."""
     return df.where(is_corrupt()).select(
         F.lit(source.name).alias("source"),
         F.col(CORRUPT).alias("raw_record"),
-        reason.alias("reason"),
+        reason(source, data_columns).alias("reason"),
         F.col(LOCATOR).alias("source_file"),
         F.current_timestamp().alias("loaded_at"),
         F.lit(run_id).alias("run_id"),
@@ -58,8 +62,10 @@ def append_new(spark: SparkSession, target: Path, rows: DataFrame) -> None:
     """Append ``rows`` whose file was not quarantined before, under a lock (many processes append)."""
     _ensure_dir(target)
     with FileLock(target.parent / ".lock", wait=True):
-        seen = spark.read.schema(QUARANTINE_SCHEMA).parquet(str(target)).select("source_file").distinct()
-        rows.join(seen, "source_file", "left_anti").write.mode("append").parquet(str(target))
+        if next(target.glob("*.parquet"), None) is not None:  # the first rows need no lookup
+            seen = spark.read.schema(QUARANTINE_SCHEMA).parquet(str(target)).select("source_file").distinct()
+            rows = rows.join(seen, "source_file", "left_anti")
+        rows.write.mode("append").parquet(str(target))
 
 
 def quarantine_batch(spark: SparkSession, warehouse: Warehouse, read: SourceRead, run_id: str) -> tuple[int, int]:

@@ -7,6 +7,7 @@ from the warehouse registry, so any model can run alone; a view is recreated fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -21,15 +22,15 @@ from ..spec.models import FILE_FORMATS, Model
 from ..spec.names import safe_identifier
 from ..spec.project import Project
 from ..spec.topics import topic_folder
-from ..sql import parse_query
+from ..sql import parse_query, whole_scans
 from ..sql.flink import Translation, TranslationError, translate
 from .context import RunContext
 from .errors import ModelRunError
 from .partitions import KEY_COLUMN, signature
 from .progress import IN_PREFIX
-from .quarantine import quarantine_batch, quarantine_stream
-from .quarantine_ledger import LEDGER_FILE, Ledger, Pass, local_files
-from .sources import SourceRead, can_stream, read_source, valid_rows
+from .quarantine import quarantine_stream
+from .source_quarantine import capture_scan, quarantine_new_files
+from .sources import PERMISSIVE, can_stream, read_source, valid_rows
 from .warehouse import RegistryEntry
 
 Mode = Literal["batch", "stream"]
@@ -50,6 +51,7 @@ class Input:
     own_watermark: bool = True  # False: borrowed from the consuming model's event_time
     keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
     fallback: tuple[str, ...] = ()  # window time columns: watermarked (default delay) when no event_time says
+    capture: bool = False  # a batch source the model's action reads whole: its scan finds the corrupt records
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,18 @@ class Rendered:
 class InputStats:
     rows: int | None = None  # rows read from storage (None: unknown, e.g. streams)
     quarantined: int = 0
+    pending: tuple[Callable[[], InputStats], ...] = ()  # known once the model's action has run (captures)
 
     def __add__(self, other: InputStats) -> InputStats:
         rows = None if self.rows is None and other.rows is None else (self.rows or 0) + (other.rows or 0)
-        return InputStats(rows, self.quarantined + other.quarantined)
+        return InputStats(rows, self.quarantined + other.quarantined, self.pending + other.pending)
+
+    def settle(self) -> InputStats:
+        """The totals, pending parts included; call after the action that reads the inputs."""
+        total = InputStats(self.rows, self.quarantined)
+        for part in self.pending:
+            total = total + part()
+        return total
 
 
 def _event_time(project: Project, kind: str, name: str) -> tuple[str, str] | None:
@@ -117,11 +127,17 @@ def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mo
     return Input(kind, name, "stream", f"{view}__stream")
 
 
-def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None) -> Rendered:
+def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None, whole: bool = False) -> Rendered:
     """Render the model's SQL so each input reads the view this run registers for it; Flink SQL is
-    translated for Spark. The versioned side of a temporal join is read as it is now (batch)."""
+    translated for Spark. The versioned side of a temporal join is read as it is now (batch).
+    ``whole``: the caller's action writes every row of the result (a table), so a batch source the
+    query reads whole can have its quarantine found by that scan (a view of the model's own)."""
     rendered, translation = _render(ctx, model, mode, template, frozenset(), ())
     if mode != "stream":
+        if whole:
+            capture = _capturable(ctx, rendered)
+            if capture:
+                rendered, _ = _render(ctx, model, mode, template, frozenset(), (), capture)
         return rendered
     static = frozenset((i.kind, i.name) for i in rendered.inputs
                        if i.view in translation.static_tables and i.mode == "stream")
@@ -131,8 +147,19 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
     return rendered
 
 
+def _capturable(ctx: RunContext, rendered: Rendered) -> frozenset[str]:
+    """Batch file sources (json/csv) the query reads whole whose counts this run has not settled."""
+    whole = whole_scans(rendered.sql)
+    return frozenset(
+        i.name for i in rendered.inputs
+        if i.kind == "source" and i.mode == "batch" and i.view in whole
+        and ctx.project.sources[i.name].resolved_format in PERMISSIVE
+        and ctx.project.sources[i.name].resolved_format in FILE_FORMATS
+        and not ctx.per_run.known(("source-batch", i.name)))
+
+
 def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, static: frozenset[tuple[str, str]],
-            windows: tuple[str, ...]) -> tuple[Rendered, Translation]:
+            windows: tuple[str, ...], capture: frozenset[str] = frozenset()) -> tuple[Rendered, Translation]:
     """One rendering pass: inputs in ``static`` are read in batch; stream inputs without an event time
     get a watermark on the ``windows`` time columns (a view of their own: the session caches views)."""
     inputs: dict[tuple[str, str], Input] = {}
@@ -145,6 +172,8 @@ def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, sta
         if isinstance(planned, str):
             problems.append(planned)
             return quote(name)
+        if kind == "source" and name in capture and planned.mode == "batch":  # this model's own view
+            planned = replace(planned, capture=True, view=f"{planned.view}__scan_{safe_identifier(model.name)}")
         if windows and planned.mode == "stream" and planned.watermark is None:
             planned = replace(planned, fallback=windows,
                               view=f"{planned.view}__wm_{'_'.join(safe_identifier(w) for w in windows)}")
@@ -256,33 +285,30 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
         _watermarked(_counted_stream(valid_rows(read), inp, files), inp).createOrReplaceTempView(inp.view)
         return InputStats(None, bad)
 
+    key = ("source-batch", source.name)
+
     def count() -> InputStats:
         if read.permissive:
-            rows, bad = _quarantine_new_files(ctx, read)
+            rows, bad = quarantine_new_files(ctx, read)
             return InputStats(rows - bad, bad)
         return InputStats(read.df.count())
 
-    stats = ctx.per_run.get(("source-batch", source.name), count)
-    valid_rows(read).createOrReplaceTempView(inp.view)
-    return stats
+    planned = capture_scan(ctx, read, f"streamt_{inp.view}_{ctx.run_id}") if inp.capture and read.permissive else None
+    if planned is None:
+        stats = ctx.per_run.get(key, count)
+        valid_rows(read).createOrReplaceTempView(inp.view)
+        return stats
+    capture, settle = planned
 
+    def settled() -> InputStats:
+        def compute() -> InputStats:
+            rows, bad = settle()
+            return InputStats(rows - bad, bad)
 
-def _quarantine_new_files(ctx: RunContext, read: SourceRead) -> tuple[int, int]:
-    """(rows, corrupt rows) of the whole source, parsing only the files no earlier pass has read
-    (local file sources; others are read whole every run)."""
-    source = read.source
-    current = local_files(read.df.inputFiles()) if source.resolved_format in FILE_FORMATS else None
-    if current is None:
-        return quarantine_batch(ctx.spark, ctx.warehouse, read, ctx.run_id)
-    ledger = Ledger(ctx.warehouse.quarantine_dir(source.name) / LEDGER_FILE)
-    passes, new = ledger.plan(current)
-    if new:
-        subset = read if len(new) == len(current) else \
-            read_source(ctx.spark, ctx.project, source, streaming=False, files=new)
-        rows, bad = quarantine_batch(ctx.spark, ctx.warehouse, subset, ctx.run_id)
-        passes = [*passes, Pass({f: current[f] for f in new}, rows, bad)]
-        ledger.save(passes)
-    return sum(p.rows for p in passes), sum(p.bad for p in passes)
+        return ctx.per_run.get(key, compute)  # another model may have settled this source meanwhile
+
+    capture.valid_rows().createOrReplaceTempView(inp.view)
+    return InputStats(pending=(settled,))
 
 
 def not_materialized(name: str) -> ModelRunError:
@@ -314,6 +340,8 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
             reader = reader.schema(schema)
         df = reader.load(str(location))
     df.createOrReplaceTempView(inp.view)
+    if entry.rows is not None and entry.version == location.name:  # counted when this version was written
+        return InputStats(entry.rows)
     return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
 
 

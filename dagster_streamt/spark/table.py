@@ -22,8 +22,8 @@ def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False)
 
         return materialize_partitions(ctx, model, full_refresh)
     start = time.monotonic()
-    rendered = render(ctx, model, "batch")
-    stats = register(ctx, rendered)
+    rendered = render(ctx, model, "batch", whole=True)
+    registered = register(ctx, rendered)
     df = ctx.spark.sql(rendered.sql)
     adv = model.advanced.spark
     options = format_options(adv.format)
@@ -39,8 +39,11 @@ def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False)
     location = ctx.warehouse.write_version(model.name, write)
     if previous is not None and previous.layout == "partitioned":  # no longer partitioned: old folders go
         shutil.rmtree(ctx.warehouse.data_dir(model.name), ignore_errors=True)
+    rows = observed_rows(obs)
     ctx.warehouse.write_entry(RegistryEntry(name=model.name, kind="table", layout="versioned", format=adv.format,
-                                            schema_json=df.schema.json(), options=options))
-    return ModelResult(model=model.name, materialized="table", status="success", rows_written=observed_rows(obs),
+                                            schema_json=df.schema.json(), options=options, rows=rows,
+                                            version=location.name))
+    stats = registered.settle()
+    return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
                        location=str(location), quarantined_rows=stats.quarantined, sql=rendered.sql)

@@ -48,6 +48,8 @@ class RegistryEntry:
     options: dict[str, str] = field(default_factory=dict)  # read options (csv header ...)
     location: str | None = None  # external target of a sink
     partitioning: str | None = None  # a partitioned table's partitions signature (layout "partitioned")
+    rows: int | None = None  # rows of the version below, counted while writing it (readers need not count)
+    version: str | None = None  # the table version folder ``rows`` belongs to
     updated_at: str = ""
 
     def schema(self) -> StructType | None:

@@ -1,0 +1,99 @@
+"""The quarantine pass folded into a model's own scan of a batch source.
+
+A table model reading a JSON or CSV source parses every record anyway. Observing that scan yields
+the source's row count, its corrupt count and its corrupt records, so finding the malformed records
+needs no second parse of the source (the cost that made a run slower than a hand-written job).
+
+The records ride back to the driver with the job's metrics, so they are bounded: at most ``LIMIT``
+records of at most ``PREFIX`` characters. Whenever the observation cannot be trusted, :meth:`result`
+says so and the caller runs the separate pass instead (:func:`.quarantine.quarantine_batch`):
+
+* the action did not read the whole source (a join Spark cut short because its other side was
+  empty; the observation then comes back empty);
+* more corrupt records than ``LIMIT``, or one longer than ``PREFIX``;
+* a task that ran twice (a stage retried on a cluster) counted its rows twice: every record carries
+  its row id (partition and position, the same when a task reruns), and counts that disagree with
+  the distinct records fall back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from .output import observed_metrics
+from .quarantine import append_new, reason
+from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt, valid_rows
+from .warehouse import Warehouse
+
+LIMIT = 10_000  # corrupt records carried back with the job's metrics; more: the separate pass
+PREFIX = 8_192  # characters of one record carried back; a longer one: the separate pass
+ROW_ID = "_streamt_row_id"
+
+
+@dataclass(frozen=True)
+class Captured:
+    rows: int  # records read, corrupt ones included
+    bad: int
+    records: tuple[tuple[str, str, str], ...]  # (raw record, source file, reason), sorted
+
+
+class Capture:
+    """One observed scan of one source, for one model's action."""
+
+    def __init__(self, read: SourceRead, name: str) -> None:
+        self.read = read
+        self._obs = Observation(name)
+
+    def valid_rows(self) -> DataFrame:
+        """The source's valid rows; an action that reads them all fills this capture."""
+        read = self.read
+        corrupt = is_corrupt()
+        record = F.struct(F.substring(F.col(CORRUPT), 1, PREFIX).alias("raw"), F.col(LOCATOR).alias("file"),
+                          reason(read.source, read.data_columns).alias("reason"), F.col(ROW_ID).alias("id"))
+        observed = read.df.withColumn(ROW_ID, F.monotonically_increasing_id()).observe(
+            self._obs,
+            F.count(F.lit(1)).alias("rows"),
+            F.count(F.when(corrupt, 1)).alias("bad"),
+            F.max(F.length(F.col(CORRUPT))).alias("longest"),
+            F.max_by(record, F.when(corrupt, F.lit(0)), LIMIT).alias("records"),
+        ).drop(ROW_ID)
+        return valid_rows(replace(read, df=observed))
+
+    def result(self) -> Captured | None:
+        """What the scan saw, or None when the separate pass must run (see the module docstring)."""
+        metrics = observed_metrics(self._obs)
+        if not metrics:
+            return None
+        rows, bad = int(metrics.get("rows") or 0), int(metrics.get("bad") or 0)
+        if bad > LIMIT or int(metrics.get("longest") or 0) > PREFIX:
+            return None
+        distinct = {r["id"]: r for r in metrics.get("records") or ()}
+        if len(distinct) != bad:
+            return None
+        records = sorted((r["raw"], r["file"], r["reason"]) for r in distinct.values())
+        return Captured(rows, bad, tuple(records))
+
+
+def _record_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(name, pa.string()) for name in ("source", "raw_record", "reason", "source_file", "run_id")])
+
+
+def write_captured(spark: SparkSession, warehouse: Warehouse, source: str, captured: Captured, run_id: str) -> None:
+    """Append the captured records to the source's quarantine (files quarantined before are skipped)."""
+    if not captured.records:
+        return
+    import pyarrow as pa  # Arrow hands the rows to the JVM in one batch: no pickled Python RDD to start cold
+
+    raw, files, reasons = (list(column) for column in zip(*captured.records, strict=True))
+    n = len(raw)
+    table = pa.table({"source": [source] * n, "raw_record": raw, "reason": reasons, "source_file": files,
+                      "run_id": [run_id] * n}, schema=_record_schema())
+    df = spark.createDataFrame(table).select(
+        "source", "raw_record", "reason", "source_file", F.current_timestamp().alias("loaded_at"), "run_id")
+    append_new(spark, warehouse.quarantine_dir(source), df)
