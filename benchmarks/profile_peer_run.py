@@ -89,11 +89,11 @@ for kind, fn in list(runner.MATERIALIZERS.items()):
     runner.MATERIALIZERS[kind] = wrap(f"model ({kind})", fn)
 spans.append(("wrapping (profiler's own imports)", "MainThread", spans[0][3], time.time() - T0, ""))
 
-from dagster_streamt.cli.main import main
+from dagster_streamt.cli.main import cli  # not main(): it ends the process before the spans are saved
 sys.argv = ["streamt", "run", "-p", sys.argv[1]]
 code = 0
 try:
-    main()
+    cli(prog_name="streamt")
 except SystemExit as exc:
     code = exc.code or 0
 finally:

@@ -6,6 +6,8 @@ Spark or Dagster.
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .. import __version__
@@ -36,7 +38,30 @@ cli.add_command(docs)
 
 
 def main() -> None:
+    """The ``streamt`` console script. Once the command has finished and its output is flushed, the
+    process ends at once: tearing down the interpreter (Dagster, pyspark, sqlglot modules and their
+    objects) costs about half a second of every command and has nothing left to do."""
+    import logging
+    import os
     import warnings
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-    cli(prog_name="streamt")
+    try:
+        cli(prog_name="streamt")
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _exit_code(code: object) -> int:
+    """What ``sys.exit(code)`` would make of it: ints as they are, None 0, anything else printed, 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1

@@ -18,7 +18,7 @@ says so and the caller runs the separate pass instead (:func:`.quarantine.quaran
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from .output import observed_metrics
 from .quarantine import append_new, reason
-from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt, valid_rows
+from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt
 from .warehouse import Warehouse
 
 LIMIT = 10_000  # corrupt records carried back with the job's metrics; more: the separate pass
@@ -60,8 +60,9 @@ class Capture:
             F.count(F.when(corrupt, 1)).alias("bad"),
             F.max(F.length(F.col(CORRUPT))).alias("longest"),
             F.max_by(record, F.when(corrupt, F.lit(0)), LIMIT).alias("records"),
-        ).drop(ROW_ID)
-        return valid_rows(replace(read, df=observed))
+        )
+        # every data column is already in the scan (the reason reads them all): no hash guard needed
+        return observed.where(~corrupt).drop(ROW_ID, CORRUPT, LOCATOR)
 
     def result(self) -> Captured | None:
         """What the scan saw, or None when the separate pass must run (see the module docstring)."""
