@@ -10,12 +10,16 @@ the streamt project (``DAGSTER_HOME`` unset, so the project's own Dagster instan
 Modes (no mode flag: ``--full``; ``--all``: the three):
 
 * ``--full``: rounds of hand-written, SDP, streamt (A B C A B C ...); per-runner medians and the median
-  of the per-round ratios vs hand-written (goal: streamt <= 1.10) and streamt vs SDP (goal: < 1).
-* ``--warm``: a local Spark Connect server started once (the project's ``runtime.spark.connect_server``),
-  one untimed warm-up run, then rounds of hand-written and ``streamt run`` against that server
-  (goal: warm streamt <= hand-written - 5 s). The server is stopped at the end.
-* ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run,
-  +1 % orders (one more file from ``gen_data.py --start-file``), rerun; rerun/full (goal <= 0.25).
+  of the per-round ratios vs hand-written (goal: streamt <= 1.10) and streamt vs SDP (goal: < 1). Each
+  streamt run is one-shot: it starts its own JVM and leaves nothing running (``STREAMT_SPARK_SERVER=off``).
+* ``--warm``: the default path of repeated runs: a first ``streamt run`` on a project starts the
+  project's Spark Connect server (timed to the CLI's exit: the server outlives it), then rounds of
+  hand-written and ``streamt run`` on that project, which connect to it (goal: warm streamt <=
+  hand-written - 5 s; the server's CPU is added to each run's). The server is stopped at the end.
+* ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run
+  (it starts the project's server, as a user's first run does), +1 % orders (one more file from
+  ``gen_data.py --start-file``), rerun; rerun/full (goal <= 0.25). ``--embedded``: both runs start
+  their own JVM.
 
 Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
 customer_orders, order_metrics, tier_revenue) equal hand-written's on the same data; streamt's quarantine
@@ -42,7 +46,6 @@ import os
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -114,6 +117,26 @@ def timed(cmd: Sequence[str], peer: Path, cwd: Path, env: dict[str, str], label:
     return Run(seconds, cpu, rss, proc.stdout, proc.stderr)
 
 
+def server_env(server: bool) -> dict[str, str]:
+    """The environment of a ``streamt run``: the project's own Dagster instance; the project's Connect
+    server (``server``, the default for local masters) or an embedded JVM per run."""
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    env["STREAMT_SPARK_SERVER"] = "auto" if server else "off"
+    return env
+
+
+def wall_timed(cmd: Sequence[str], cwd: Path, env: dict[str, str], label: str) -> Run:
+    """Run ``cmd`` without reap.py (a server it starts outlives it): wall clock to its exit, no CPU."""
+    start = time.perf_counter()
+    proc = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.stderr.write(f"{label} failed ({proc.returncode}): {' '.join(cmd)}\n--- stdout\n{proc.stdout[-4000:]}\n"
+                         f"--- stderr\n{proc.stderr[-4000:]}\n")
+        raise SystemExit(1)
+    return Run(seconds, None, None, proc.stdout, proc.stderr)
+
+
 def proc_cpu(pid: int) -> float:
     """CPU seconds of ``pid`` and its waited-for children so far (0 when it is gone)."""
     try:
@@ -124,16 +147,25 @@ def proc_cpu(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
 
-def server_pid(holder: Path, port: int) -> int | None:
-    """The Connect server's pid, from the pid file pyspark's sbin scripts write (see connect_server.py)."""
-    found = sorted((holder / ".streamt" / "connect-server").glob(f"spark-streamt-{port}-*.pid"))
-    return int(found[0].read_text().split()[0]) if found else None
+def server_pid(project: Path) -> int:
+    """The pid of the project's Connect server (``.streamt/connect-server/server.json``)."""
+    state = json.loads((project / ".streamt" / "connect-server" / "server.json").read_text())
+    return int(state["pid"])
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+STOP = """
+import sys
+from pathlib import Path
+from dagster_streamt.spark.project_server import stop_project_server
+from dagster_streamt.spec.loader import load_project
+print(stop_project_server(load_project(Path(sys.argv[1]))[0]))
+"""
+
+
+def stop_server(project: Path) -> str:
+    proc = subprocess.run([sys.executable, "-c", STOP, str(project)], capture_output=True, text=True,
+                          env=server_env(True))
+    return proc.stdout.strip() or proc.stderr.strip()[-300:]
 
 
 def ensure_pipelines() -> Path:
@@ -199,27 +231,25 @@ class Bench:
         got = fingerprint({n: run_dir / "spark-warehouse" / n for n in OUTPUTS})
         return self._checked(Result("SDP", run, got), data)
 
-    def new_project(self, data: Path, port: int | None = None) -> Path:
+    def new_project(self, data: Path) -> Path:
         project = self._dir("streamt")
         text = (self.peer / "streamt_project.yml").read_text().replace("__DATA__", str(data))
         for model in self.as_stream:
             block = f"  - name: {model}\n    materialized: table\n"
             assert block in text, f"streamt_project.yml has no table model {model}"
             text = text.replace(block, block.replace("materialized: table", "materialized: stream"))
-        if port is not None:
-            text = text.replace("runtime:\n  spark:\n",
-                                f"runtime:\n  spark:\n    connect_server: {{start: true, port: {port}}}\n", 1)
-            assert f"port: {port}" in text, "streamt_project.yml has no `runtime: spark:` block to extend"
         (project / "stream_project.yml").write_text(text)
         return project
 
     def streamt(self, data: Path, project: Path, label: str = "streamt run", expect_bad: int | None = None,
-                server: int | None = None) -> Result:
-        """``streamt run``; ``server``: the pid of a Spark Connect server whose CPU the run also costs."""
-        env = dict(os.environ)
-        env.pop("DAGSTER_HOME", None)  # the project's own instance (.streamt/dagster)
+                server: int | None = None, reap: bool = True) -> Result:
+        """``streamt run``. ``server``: the pid of the project's Spark Connect server, whose CPU the run
+        also costs (runs use it; without it, each run starts its own JVM: ``STREAMT_SPARK_SERVER=off``).
+        ``reap=False``: a run that starts that server, which outlives it: timed to the CLI's exit."""
+        env = server_env(server is not None or not reap)
         before = proc_cpu(server) if server else 0.0
-        run = timed([*streamt_cmd(), "run", "-p", str(project)], self.peer, project.parent, env, label)
+        cmd = [*streamt_cmd(), "run", "-p", str(project)]
+        run = timed(cmd, self.peer, project.parent, env, label) if reap else wall_timed(cmd, project.parent, env, label)
         if server and run.cpu is not None:
             run.cpu += proc_cpu(server) - before
         got = fingerprint(streamt_outputs(project))
@@ -307,68 +337,45 @@ def mode_full(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
     return {"runners": {k: stats(v) for k, v in groups.items()}, "ratios": ratios}
 
 
-START = """
-import sys
-from pathlib import Path
-from dagster_streamt.spark.connect_server import ensure_connect_server
-from dagster_streamt.spark.settings import SparkSettings, session_conf
-from dagster_streamt.spec.loader import load_project
-project = load_project(Path(sys.argv[1]))[0]
-settings = SparkSettings.from_project(project)
-print(ensure_connect_server(project, settings, session_conf(project, settings)))
-"""
-STOP = """
-import sys
-from pathlib import Path
-from dagster_streamt.spark.connect_server import stop_connect_server
-from dagster_streamt.spec.loader import load_project
-print(stop_connect_server(load_project(Path(sys.argv[1]))[0]))
-"""
-
-
-def mode_warm(b: Bench, data: PeerData, repeat: int, port: int) -> dict[str, Any]:
-    b.log(f"\n== warm: streamt run against a running Spark Connect server (port {port}) vs hand-written, "
-          f"{repeat} round(s)")
-    holder = b.new_project(data.root, port)  # owns the server's pid file and logs (.streamt/connect-server)
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", START, str(holder)], capture_output=True, text=True, env=env)
-    started = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"could not start the Spark Connect server:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    pid = server_pid(holder, port)
-    b.log(f"  server {proc.stdout.strip()} (pid {pid}) up in {started:.1f} s; CPU below = client tree + server")
+def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
+    b.log(f"\n== warm: repeated `streamt run` on one project, its Spark Connect server up (the default), vs "
+          f"hand-written, {repeat} round(s)")
+    project = b.new_project(data.root)
+    first = b.streamt(data.root, project, "streamt run (first)", data.malformed, reap=False)
+    pid = server_pid(project)
+    b.show("first", first)
+    b.log(f"  the first run started the project's server (pid {pid}); CPU below = client tree + server")
     try:
-        first = b.streamt(data.root, b.new_project(data.root, port), "streamt run (warm)", data.malformed, pid)
-        b.show("warm-up", first)
         groups: dict[str, list[Result]] = {"hand-written": [], "streamt run (warm)": []}
         for i in range(1, repeat + 1):
             h = b.hand(data.root)
             groups["hand-written"].append(h)
             b.show(f"round {i}", h)
-            o = b.streamt(data.root, b.new_project(data.root, port), "streamt run (warm)", data.malformed, pid)
+            o = b.streamt(data.root, project, "streamt run (warm)", data.malformed, pid)
             groups["streamt run (warm)"].append(o)
             b.show(f"round {i}", o)
     finally:
-        stop = subprocess.run([sys.executable, "-c", STOP, str(holder)], capture_output=True, text=True, env=env)
-        b.log(f"  server stopped: {stop.stdout.strip() or stop.stderr.strip()[-300:]}")
+        b.log(f"  server stopped: {stop_server(project)}")
     hand, warm = groups["hand-written"], groups["streamt run (warm)"]
     gaps = [h.run.seconds - o.run.seconds for h, o in zip(hand, warm, strict=True)]
     r = ratio(warm, hand)
     b.log("\n" + indent(runner_table(groups)))
     b.log("\n" + indent(ratio_table([("warm streamt / hand-written", r, "")])))
     b.log(f"  hand-written - warm streamt: median {median(gaps):.1f} s (per round "
-          f"{' '.join(f'{g:.1f}' for g in gaps)}; goal >= 5 s); server start {started:.1f} s, "
-          f"first run on the new server {first.run.seconds:.1f} s")
-    return {"server_start_s": round(started, 2), "first_run_s": round(first.run.seconds, 2),
+          f"{' '.join(f'{g:.1f}' for g in gaps)}; goal >= 5 s); first run (server start included, to the "
+          f"CLI's exit) {first.run.seconds:.1f} s")
+    return {"first_run_s": round(first.run.seconds, 2),
             "runners": {k: stats(v) for k, v in groups.items()}, "ratio_vs_hand": r,
             "hand_minus_warm_s": {"per_round": [round(g, 2) for g in gaps], "median": round(median(gaps), 2)}}
 
 
-def mode_incremental(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
+def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dict[str, Any]:
+    """``server``: the default path (the full run starts the project's Connect server, timed to the CLI's
+    exit; the rerun uses it); otherwise both runs start their own JVM."""
     share = data.extra_orders / data.orders
+    how = "the full run starts the project's Spark Connect server" if server else "embedded JVM per run"
     b.log(f"\n== incremental: full run, +{data.extra_orders:,} orders ({share:.1%}), rerun; {repeat} round(s), "
-          "fresh project and data copy each")
+          f"fresh project and data copy each; {how}")
     if data.root not in b.reference:  # the expected outputs before the new file
         b.show("reference", b.hand(data.root))
     after = data.linked_copy(b.work / "incr-reference-data", with_extra=True)
@@ -380,11 +387,16 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
         copy = data.linked_copy(b.work / "incr-data" / f"{i:02d}")
         project = b.new_project(copy)
         b.reference[copy] = b.reference[data.root]
-        full = b.streamt(copy, project, "streamt run (full)", data.malformed)
+        full = b.streamt(copy, project, "streamt run (full)", data.malformed, reap=server)
         b.show(f"round {i}", full)
         data.add_extra(copy)
         b.reference[copy] = b.reference[after]
-        rerun = b.streamt(copy, project, "streamt run (+1 %)", data.malformed + data.extra_malformed)
+        try:
+            rerun = b.streamt(copy, project, "streamt run (+1 %)", data.malformed + data.extra_malformed,
+                              server_pid(project) if server else None)
+        finally:
+            if server:
+                stop_server(project)
         b.show(f"round {i}", rerun)
         fulls.append(full)
         reruns.append(rerun)
@@ -392,7 +404,7 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
     b.log("\n" + indent(runner_table({"streamt run (full)": fulls, "streamt run (+1 %)": reruns,
                                       "hand-written on the +1 % data": [ref]})))
     b.log("\n" + indent(ratio_table([("rerun after +1 % / full run", r, "<= 0.25")])))
-    return {"new_orders": data.extra_orders, "share": round(share, 4), "full": stats(fulls),
+    return {"new_orders": data.extra_orders, "share": round(share, 4), "server": server, "full": stats(fulls),
             "rerun": stats(reruns), "hand_on_new_data": stats([ref]), "rerun_vs_full": r}
 
 
@@ -411,7 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--as-stream", action="append", default=[], metavar="MODEL",
                     help="run MODEL as `materialized: stream` in streamt's project (repeatable; e.g. orders_clean, "
                          "so a rerun reads only new files); hand-written and SDP are unchanged")
-    ap.add_argument("--port", type=int, default=0, help="Spark Connect port for --warm (default: a free one)")
+    ap.add_argument("--embedded", action="store_true", help="--incremental with an embedded JVM per run instead "
+                    "of the project's Spark Connect server")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON at the end (progress on stderr)")
     ap.add_argument("--peer-dir", type=Path, default=None, help="the peer-bench folder (default: shared/peer-bench "
                     "next to the repository or a parent; or $PEER_BENCH)")
@@ -443,9 +456,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if full:
             report["full"] = mode_full(bench, data, repeat)
         if args.warm or args.all:
-            report["warm"] = mode_warm(bench, data, repeat, args.port or free_port())
+            report["warm"] = mode_warm(bench, data, repeat)
         if args.incremental or args.all:
-            report["incremental"] = mode_incremental(bench, data, repeat)
+            report["incremental"] = mode_incremental(bench, data, repeat, server=not args.embedded)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -3,6 +3,7 @@ a factory for small throwaway projects on disk."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,11 @@ import yaml
 
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
+
+# Every run in the suite (in process and in the CLI subprocesses it starts) uses an embedded JVM unless a
+# test asks for the project's Connect server itself (tests/spark/test_project_server.py): a server left
+# by one test would outlive it.
+os.environ.setdefault("STREAMT_SPARK_SERVER", "off")
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]

@@ -16,6 +16,7 @@ from .compile_cmd import compile_
 from .docs_cmd import docs
 from .lineage_cmd import lineage
 from .run_cmd import run
+from .server_cmd import server
 from .status_cmd import status
 from .test_cmd import test
 from .validate_cmd import validate
@@ -34,6 +35,7 @@ cli.add_command(run)
 cli.add_command(backfill)
 cli.add_command(status)
 cli.add_command(test)
+cli.add_command(server)
 cli.add_command(docs)
 
 
@@ -51,6 +53,9 @@ def main() -> None:
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc.code)
+    server = sys.modules.get("dagster_streamt.spark.project_server")
+    if server is not None:  # os._exit skips atexit: release the project server's lease here
+        server.release_leases()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -39,8 +39,8 @@ def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
         return False
 
 
-def _server_env(project: Project, port: int) -> dict[str, str]:
-    state = ProjectPaths.from_project(project).state_dir / "connect-server"
+def _server_env(project: Project, port: int, state: Path | None = None) -> dict[str, str]:
+    state = state or ProjectPaths.from_project(project).state_dir / "connect-server"
     (state / "logs").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update({
@@ -69,8 +69,20 @@ def ensure_connect_server(project: Project, settings: SparkSettings, conf: Mappi
     url = settings.remote or f"sc://localhost:{port}"
     if port_open(port):
         return url
+    start_server_process(project, settings, conf, port)
+    return url
+
+
+def _pid_file(env: Mapping[str, str], port: int) -> Path:
+    return Path(env["SPARK_PID_DIR"]) / f"spark-streamt-{port}-{SERVER_CLASS}-1.pid"
+
+
+def start_server_process(project: Project, settings: SparkSettings, conf: Mapping[str, str], port: int,
+                         state: Path | None = None) -> int:
+    """Start a server on ``port`` with pyspark's ``sbin`` script (it daemonizes the JVM); return its pid
+    once the port answers. ``state``: the folder for its pid and logs (default: the project's)."""
     check_java()
-    env = _server_env(project, port)
+    env = _server_env(project, port, state)
     script = spark_home() / "sbin" / "start-connect-server.sh"
     if not script.is_file():
         raise SparkSetupError(f"pyspark has no {script}; reinstall pyspark[connect] or run a Connect server "
@@ -84,8 +96,12 @@ def ensure_connect_server(project: Project, settings: SparkSettings, conf: Mappi
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if port_open(port):
-            return url
-        time.sleep(0.5)
+            try:
+                return int(_pid_file(env, port).read_text().strip())
+            except (OSError, ValueError):
+                raise SparkSetupError(f"the Spark Connect server on port {port} left no pid file "
+                                      f"({_pid_file(env, port)})") from None
+        time.sleep(0.2)
     raise SparkSetupError(f"the Spark Connect server did not listen on port {port} within "
                           f"{START_TIMEOUT_S:.0f}s; its log ends with:\n{_log_tail(env)}")
 
@@ -96,7 +112,7 @@ def stop_connect_server(project: Project, settings: SparkSettings | None = None)
     settings = settings or SparkSettings.from_project(project)
     port = settings.connect_server.port
     env = _server_env(project, port)
-    pid_file = Path(env["SPARK_PID_DIR"]) / f"spark-streamt-{port}-{SERVER_CLASS}-1.pid"
+    pid_file = _pid_file(env, port)
     if not pid_file.is_file():
         return False
     script = spark_home() / "sbin" / "stop-connect-server.sh"

@@ -1,11 +1,11 @@
-"""Start the run's JVM while the CLI is still importing Dagster and opening its instance.
+"""Start the run's Spark while the CLI is still importing Dagster and opening its instance.
 
-An embedded Spark session takes seconds to start, mostly one busy thread; Dagster's imports and
-instance take about as long on the other core. When the session the run will ask for is known
-before Dagster is loaded (the default code location binds the default Spark resource, so the
-project's ``runtime.spark`` decides), a background thread creates it; the run's own
-:func:`.session.create_session` then gets the same session from ``getOrCreate`` (which waits for a
-start in progress). Any failure is left for that call to report.
+An embedded session (or, on a project's first run, its Connect server) takes seconds to start,
+mostly one busy thread; Dagster's imports and instance take about as long on the other core. When
+the session the run will ask for is known before Dagster is loaded (the default code location
+binds the default Spark resource, so the project's ``runtime.spark`` decides), a background thread
+creates it; the run's own :func:`.session.create_session` then gets the same session from
+``getOrCreate`` (which waits for a start in progress). Any failure is left for that call to report.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from .settings import SparkSettings
 
 
 def prestart(project: Project) -> threading.Thread | None:
-    """Begin starting the embedded (or cluster) session of ``project``; Spark Connect is left alone
-    (connecting is fast, and a server it would start outlives the run)."""
+    """Begin starting the session of ``project``: its embedded JVM, or its own Connect server (see
+    :mod:`.project_server`) and the client; a given ``remote`` or fixed-port server is left alone."""
     settings = SparkSettings.from_project(project)
-    if settings.mode == "connect":
+    if settings.mode == "connect" and not settings.project_server:
         return None
 
     def start() -> None:

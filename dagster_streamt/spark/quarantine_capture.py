@@ -18,14 +18,18 @@ says so and the caller runs the separate pass instead (:func:`.quarantine.quaran
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
+from ..core.files import atomic_writer
+from .locks import FileLock
 from .output import observed_metrics
-from .quarantine import append_new, reason
+from .quarantine import reason
 from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt
 from .warehouse import Warehouse
 
@@ -79,22 +83,36 @@ class Capture:
         return Captured(rows, bad, tuple(records))
 
 
-def _record_schema() -> Any:
+def _quarantine_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([(name, pa.string()) for name in ("source", "raw_record", "reason", "source_file", "run_id")])
+    text = pa.string()
+    return pa.schema([("source", text), ("raw_record", text), ("reason", text), ("source_file", text),
+                      ("loaded_at", pa.timestamp("us", tz="UTC")), ("run_id", text)])  # = QUARANTINE_SCHEMA
 
 
-def write_captured(spark: SparkSession, warehouse: Warehouse, source: str, captured: Captured, run_id: str) -> None:
-    """Append the captured records to the source's quarantine (files quarantined before are skipped)."""
+def write_captured(warehouse: Warehouse, source: str, captured: Captured, run_id: str) -> None:
+    """Append the captured records to the source's quarantine as one Parquet file, written by this
+    process (no Spark job for a few rows); records of files quarantined before are skipped, as
+    :func:`.quarantine.append_new` does. The file appears whole or not at all."""
     if not captured.records:
         return
-    import pyarrow as pa  # Arrow hands the rows to the JVM in one batch: no pickled Python RDD to start cold
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    raw, files, reasons = (list(column) for column in zip(*captured.records, strict=True))
-    n = len(raw)
-    table = pa.table({"source": [source] * n, "raw_record": raw, "reason": reasons, "source_file": files,
-                      "run_id": [run_id] * n}, schema=_record_schema())
-    df = spark.createDataFrame(table).select(
-        "source", "raw_record", "reason", "source_file", F.current_timestamp().alias("loaded_at"), "run_id")
-    append_new(spark, warehouse.quarantine_dir(source), df)
+    target = warehouse.quarantine_dir(source)
+    target.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.parent / ".lock", wait=True):
+        seen: set[str] = set()
+        if next(target.glob("*.parquet"), None) is not None:
+            seen = set(pq.read_table(target, columns=["source_file"]).column("source_file").to_pylist())
+        records = [r for r in captured.records if r[1] not in seen]
+        if not records:
+            return
+        n = len(records)
+        now = datetime.now(UTC)
+        table = pa.table({"source": [source] * n, "raw_record": [r[0] for r in records],
+                          "reason": [r[2] for r in records], "source_file": [r[1] for r in records],
+                          "loaded_at": [now] * n, "run_id": [run_id] * n}, schema=_quarantine_schema())
+        with atomic_writer(target / f"part-{uuid.uuid4().hex}-streamt.parquet", "wb") as fh:
+            pq.write_table(table, fh)

@@ -48,8 +48,12 @@ def _connect(project: Project, settings: SparkSettings, conf: Mapping[str, str])
     from .connect_server import ensure_connect_server
 
     url = settings.remote
-    if settings.connect_server.start:
+    if settings.connect_server.start is True:
         url = ensure_connect_server(project, settings, conf)
+    elif settings.project_server:
+        from .project_server import ensure_project_server
+
+        url = ensure_project_server(project, settings, conf)
     assert url is not None
     # Only SQL settings can be changed by a client; static ones belong to the server.
     runtime: dict[str, str | int | float | bool | None] = {

@@ -17,6 +17,7 @@ from ..spec.models import ConnectServer
 from ..spec.project import Project
 from .paths import ProjectPaths
 
+SERVER_ENV = "STREAMT_SPARK_SERVER"  # "off": every run starts its own JVM, whatever runtime.spark says
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 
 
@@ -41,9 +42,15 @@ class SparkSettings:
         return replace(base, **given)
 
     @property
+    def project_server(self) -> bool:
+        """Runs go to the project's own auto-started Connect server (see :mod:`.project_server`)."""
+        return (self.connect_server.start == "auto" and not self.remote and bool(_LOCAL.match(self.master))
+                and os.environ.get(SERVER_ENV, "").lower() not in ("off", "0", "false", "no"))
+
+    @property
     def mode(self) -> str:
         """'connect' (a Spark Connect client), 'local' (embedded JVM) or 'cluster' (a master URL)."""
-        if self.remote or self.connect_server.start:
+        if self.remote or self.connect_server.start is True or self.project_server:
             return "connect"
         return "local" if _LOCAL.match(self.master) else "cluster"
 

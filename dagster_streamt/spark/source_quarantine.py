@@ -59,7 +59,7 @@ def capture_scan(ctx: RunContext, read: SourceRead, name: str) -> tuple[Capture,
         captured = capture.result()
         if captured is None:  # the scan cannot vouch for the whole source: a pass of its own
             return quarantine_new_files(ctx, read)
-        write_captured(ctx.spark, ctx.warehouse, read.source.name, captured, ctx.run_id)
+        write_captured(ctx.warehouse, read.source.name, captured, ctx.run_id)
         if current is not None:  # after the rows, as in quarantine_new_files
             _ledger(ctx, read).save([Pass(current, captured.rows, captured.bad)])
         return captured.rows, captured.bad

@@ -15,10 +15,17 @@ from .base import CommaList, Strict, stringify_options
 
 
 class ConnectServer(Strict):
-    """Start (and reuse) a local Spark Connect server so runs connect in well under a second."""
+    """Runs connect to a long-lived local Spark Connect server instead of starting a JVM each.
 
-    start: bool = False
+    ``auto`` (default, local masters only): the project's own server, started by the first run on a
+    free port, reused by later runs, stopped after ``idle_minutes`` without a run. ``true``: a server
+    on ``port``, started when nothing listens there and left running. ``false``: every run starts
+    its own embedded JVM (so does ``STREAMT_SPARK_SERVER=off`` in the environment).
+    """
+
+    start: bool | Literal["auto"] = "auto"
     port: int = Field(default=15002, ge=1, le=65535)
+    idle_minutes: float = Field(default=10.0, gt=0)
 
 
 class SparkRuntime(Strict):
