@@ -55,7 +55,7 @@ def main() -> None:
         code = _exit_code(exc.code)
     server = sys.modules.get("dagster_streamt.spark.project_server")
     if server is not None:  # os._exit skips atexit: release the project server's lease here
-        server.release_leases()
+        server.on_exit()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

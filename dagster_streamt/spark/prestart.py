@@ -20,7 +20,7 @@ def prestart(project: Project) -> threading.Thread | None:
     """Begin starting the session of ``project``: its embedded JVM, or its own Connect server (see
     :mod:`.project_server`) and the client; a given ``remote`` or fixed-port server is left alone."""
     settings = SparkSettings.from_project(project)
-    if settings.mode == "connect" and not settings.project_server:
+    if settings.mode == "connect":
         return None
 
     def start() -> None:

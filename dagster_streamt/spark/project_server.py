@@ -2,14 +2,17 @@
 
 Each ``streamt run`` (and each run ``dagster dev`` launches) is a new process; with an embedded
 session each pays for a JVM start and a cold JIT. With ``runtime.spark.connect_server.start: auto``
-(the default for local masters) the first run starts one Connect server for the project and the
-next runs connect to it in well under a second.
+(the default for local masters) a run that finds no server runs embedded as before and, once it has
+finished (so the start never competes with it for the cores), spawns a detached starter; the next
+runs connect to that server in well under a second and find its JIT warm.
 
 State lives in ``<project>/.streamt/connect-server/``:
 
-* ``server.json``: port, pid and a hash of the session conf; a run reuses the server only when
-  its pid is alive, its port answers and its conf is the one this run would start;
-* ``start.lock``: held while a server is checked, started or stopped, so two runs never start two;
+* ``server.json``: port, pid and a hash of the session conf; a run uses the server only when its
+  pid is alive, its port answers and its conf is the one this run wants (else it runs embedded,
+  and its starter replaces the server);
+* ``start.lock``: held while a server is checked, started or stopped, so there are never two; a
+  run that finds it held (a start in progress) does not wait: it runs embedded;
 * ``lease-<pid>``: each client process holds an exclusive ``flock`` on its own file while it uses
   the server and deletes the file when done. A lease file nobody holds means a client died
   without cleaning up (``kill -9``): its queries may still run in the server, so the keeper stops
@@ -30,6 +33,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,12 +42,16 @@ from typing import IO
 from ..core.files import atomic_write
 from ..spec.project import Project
 from .connect_server import port_open, start_server_process
-from .locks import FileLock
+from .locks import FileLock, LockBusy
 from .paths import ProjectPaths
 from .settings import SparkSettings
 
 STATE = "connect-server"
 _leases: dict[str, IO[str]] = {}  # state dir -> this process's held lease file
+_pending: dict[str, str] = {}  # state dir -> what the starter spawned at exit needs (JSON)
+_decide = threading.Lock()
+_decided: dict[str, str | None] = {}  # state dir and conf -> this process's answer of connect_url
+_exit_registered = False
 
 
 def state_dir(project: Project) -> Path:
@@ -79,25 +87,112 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _fitting(state: Mapping[str, object], wanted: str) -> int | None:
+    port, pid = state.get("port"), state.get("pid")
+    if isinstance(port, int) and isinstance(pid, int) and pid_alive(pid) and state.get("conf") == wanted \
+            and port_open(port):
+        return port
+    return None
+
+
+def connect_url(project: Project, settings: SparkSettings, conf: Mapping[str, str]) -> str | None:
+    """``sc://localhost:<port>`` of the project's running server when it was started with this conf,
+    with a lease held by this process until it exits; None when there is none (or one is starting
+    right now): the caller runs embedded and :func:`start_after_run` prepares one for the next run."""
+    folder = state_dir(project)
+    key = f"{folder}#{conf_hash(settings, conf)}"
+    with _decide:  # once per process: a process never mixes an embedded and a client session
+        if key not in _decided:
+            _decided[key] = _lease_url(folder, conf_hash(settings, conf))
+        return _decided[key]
+
+
+def _lease_url(folder: Path, wanted: str) -> str | None:
+    try:
+        with FileLock(folder / "start.lock"):
+            port = _fitting(read_state(folder) or {}, wanted)
+            if port is None:
+                return None
+            _take_lease(folder)
+            return f"sc://localhost:{port}"
+    except LockBusy:
+        return None
+
+
 def ensure_project_server(project: Project, settings: SparkSettings, conf: Mapping[str, str]) -> str:
-    """``sc://localhost:<port>`` of the project's server (started when none fits), with a lease held
-    by this process until :func:`release_lease`."""
+    """Start the project's server unless one with this conf runs (an old one with another conf is
+    stopped); return its URL. Called by the detached starter :func:`start_after_run` spawns."""
     folder = state_dir(project)
     wanted = conf_hash(settings, conf)
     with FileLock(folder / "start.lock", wait=True):
         state = read_state(folder) or {}
-        port, pid = state.get("port"), state.get("pid")
-        if not (isinstance(port, int) and isinstance(pid, int) and pid_alive(pid) and state.get("conf") == wanted
-                and port_open(port)):
-            if isinstance(pid, int) and pid_alive(pid):  # another conf (or not answering): the old one goes
-                stop_pid(pid)
+        port = _fitting(state, wanted)
+        if port is None:
+            old = state.get("pid")
+            if isinstance(old, int) and pid_alive(old):
+                stop_pid(old)
             port = _free_port()
             pid = start_server_process(project, settings, conf, port, folder)
             atomic_write(folder / "server.json", json.dumps(
                 {"port": port, "pid": pid, "conf": wanted, "started": time.time()}, sort_keys=True))
             _spawn_keeper(folder, settings.connect_server.idle_minutes)
-        _take_lease(folder)
     return f"sc://localhost:{port}"
+
+
+def start_after_run(project: Project, settings: SparkSettings) -> None:
+    """Have the project's server started once this process is done (so it never competes with this
+    run for the cores): a detached starter is spawned at exit (:func:`on_exit`)."""
+    _pending[str(state_dir(project))] = json.dumps({
+        "root": str(project.root), "env": project.env, "master": settings.master, "app_name": settings.app_name,
+        "conf": dict(settings.conf), "start": settings.connect_server.start,
+        "idle_minutes": settings.connect_server.idle_minutes}, sort_keys=True)
+    _register_exit()
+
+
+def _spawn_starter(folder: Path, spec: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    log = open(folder / "starter.log", "a", encoding="utf-8")  # noqa: SIM115 - handed to the child
+    try:
+        subprocess.Popen([sys.executable, "-m", "dagster_streamt.spark.project_server", spec],
+                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+    finally:
+        log.close()
+
+
+def _register_exit() -> None:
+    global _exit_registered
+    if not _exit_registered:
+        atexit.register(on_exit)
+        _exit_registered = True
+
+
+def on_exit() -> None:
+    """This process is done with Spark: release its leases (a lease file left behind unheld means a
+    client that died) and spawn the starters :func:`start_after_run` asked for. Registered with
+    ``atexit``; the CLI calls it itself before ``os._exit``."""
+    while _leases:
+        _, fh = _leases.popitem()
+        Path(fh.name).unlink(missing_ok=True)
+        fh.close()
+    while _pending:
+        folder, spec = _pending.popitem()
+        _spawn_starter(Path(folder), spec)
+
+
+def _start_from_spec(spec: str) -> None:
+    from ..spec.loader import load_project
+    from ..spec.models import ConnectServer
+    from .settings import session_conf
+
+    data = json.loads(spec)
+    project, _ = load_project(Path(data["root"]), env=data.get("env"))
+    if project is None:
+        raise SystemExit(f"cannot load the project at {data['root']}")
+    settings = SparkSettings(master=data["master"], app_name=data.get("app_name"), conf=data["conf"],
+                             connect_server=ConnectServer(start=data["start"], idle_minutes=data["idle_minutes"]))
+    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server at", ensure_project_server(project, settings,
+                                                                              session_conf(project, settings)))
+
 
 
 def stop_pid(pid: int, timeout: float = 20.0) -> None:
@@ -125,25 +220,15 @@ def _spawn_keeper(folder: Path, idle_minutes: float) -> None:
 
 
 def _take_lease(folder: Path) -> None:
-    """One lease per process and server, held until the process ends (released at exit)."""
+    """One lease per process and server, held until the process ends (released by :func:`on_exit`)."""
     if str(folder) in _leases:
         return
     fh = open(folder / f"lease-{os.getpid()}", "w", encoding="utf-8")  # noqa: SIM115 - held while in use
     fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
     fh.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
     fh.flush()
-    if not _leases:
-        atexit.register(release_leases)
+    _register_exit()
     _leases[str(folder)] = fh
-
-
-def release_leases() -> None:
-    """This process is done with its servers: delete its lease files, then let go of them (a lease
-    file left behind unheld means a client that died)."""
-    while _leases:
-        _, fh = _leases.popitem()
-        Path(fh.name).unlink(missing_ok=True)
-        fh.close()
 
 
 def stop_project_server(project: Project) -> bool:
@@ -157,3 +242,7 @@ def stop_project_server(project: Project) -> bool:
             return False
         stop_pid(pid)
         return True
+
+
+if __name__ == "__main__":
+    _start_from_spec(sys.argv[1])

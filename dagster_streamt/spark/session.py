@@ -30,8 +30,20 @@ def create_session(project: Project, settings: SparkSettings | None = None) -> S
     """
     settings = settings or SparkSettings.from_project(project)
     conf = session_conf(project, settings)
+    if settings.project_server:
+        from .project_server import connect_url, start_after_run
+
+        url = connect_url(project, settings, conf)
+        if url is not None:
+            return _client(url, conf)
+        start_after_run(project, settings)  # this run starts its own JVM; the next one connects
+        return _embedded(settings, conf)
     if settings.mode == "connect":
         return _connect(project, settings, conf)
+    return _embedded(settings, conf)
+
+
+def _embedded(settings: SparkSettings, conf: Mapping[str, str]) -> SparkSession:
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name or "streamt")
@@ -50,11 +62,11 @@ def _connect(project: Project, settings: SparkSettings, conf: Mapping[str, str])
     url = settings.remote
     if settings.connect_server.start is True:
         url = ensure_connect_server(project, settings, conf)
-    elif settings.project_server:
-        from .project_server import ensure_project_server
-
-        url = ensure_project_server(project, settings, conf)
     assert url is not None
+    return _client(url, conf)
+
+
+def _client(url: str, conf: Mapping[str, str]) -> SparkSession:
     # Only SQL settings can be changed by a client; static ones belong to the server.
     runtime: dict[str, str | int | float | bool | None] = {
         k: v for k, v in conf.items() if k.startswith("spark.sql.") and

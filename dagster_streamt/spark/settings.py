@@ -50,7 +50,7 @@ class SparkSettings:
     @property
     def mode(self) -> str:
         """'connect' (a Spark Connect client), 'local' (embedded JVM) or 'cluster' (a master URL)."""
-        if self.remote or self.connect_server.start is True or self.project_server:
+        if self.remote or self.connect_server.start is True:  # (a project server is decided per run)
             return "connect"
         return "local" if _LOCAL.match(self.master) else "cluster"
 

@@ -1,6 +1,6 @@
-"""The project's own Spark Connect server (``connect_server.start: auto``): started by the first run,
-reused by the next, one per project even when runs start together, restarted for another conf,
-stopped when idle, and stopped when a client dies with queries in it (``kill -9``)."""
+"""The project's own Spark Connect server (``connect_server.start: auto``): started after the first run,
+used by the next ones (together too), replaced for another conf, stopped when idle, and stopped when a
+client dies with queries in it (``kill -9``)."""
 
 from __future__ import annotations
 
@@ -81,58 +81,91 @@ def project_dir(tmp_path: Path) -> Iterator[Callable[..., Any]]:
         stop_project_server(project)
 
 
-def test_started_once_reused_and_replaced_for_another_conf(spark: Any, project_dir: Any) -> None:
-    project = project_dir()
-    first, second = streamt_run(project.root), streamt_run(project.root)  # at once: one server, not two
-    finished(first), finished(second)
-    pid = server_pid(project)
-    assert pid_alive(pid)
-    assert len(list(state_dir(project).glob("spark-streamt-*.pid"))) == 1
-    assert rows(spark, Warehouse.for_project(project).table_location("total")) == [{"n": 5, "s": 10}]
-    assert not list(state_dir(project).glob("lease-*"))  # both clients released their lease
+def server_up(project: Any) -> int:
+    """The pid of the project's server once it answers (the first run's starter brings it up)."""
+    from dagster_streamt.spark.connect_server import port_open
 
+    def up() -> bool:
+        state = read_state(state_dir(project)) or {}
+        return isinstance(state.get("port"), int) and port_open(int(state["port"]))  # type: ignore[arg-type]
+
+    assert wait_for(up, 120), (state_dir(project) / "starter.log").read_text() \
+        if (state_dir(project) / "starter.log").exists() else "no starter log"
+    return server_pid(project)
+
+
+def client(project: Any, stream: bool = False) -> subprocess.Popen[str]:
+    """A process that opens the project's session as a run does and says which kind it got."""
+    return subprocess.Popen([sys.executable, "-c", CLIENT, str(project.root), "stream" if stream else "batch"],
+                            cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def said(proc: subprocess.Popen[str], word: str) -> str:
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if word in line:
+            return line
+    raise AssertionError("".join(lines[-30:]))
+
+
+def test_started_after_the_first_run_used_by_the_next_and_replaced_for_another_conf(
+        spark: Any, project_dir: Any) -> None:
+    project = project_dir()
+    finished(streamt_run(project.root))  # runs embedded, then leaves a starter behind
+    pid = server_up(project)
+    first, second = streamt_run(project.root), streamt_run(project.root)  # at once: both use that server
     (project.root / "in" / "b.json").write_text(jsonl({"id": 10} for _ in range(1)))
+    finished(first), finished(second)
+    assert server_pid(project) == pid and pid_alive(pid)
+    assert len(list(state_dir(project).glob("spark-streamt-*.pid"))) == 1  # never a second server
+    assert not list(state_dir(project).glob("lease-*"))  # every client let go of it
+    probe = client(project)
+    assert "session connect" in said(probe, "session"), "a run after the start did not connect"
+    finished(probe)
     finished(streamt_run(project.root))
-    assert server_pid(project) == pid  # reused
     assert rows(spark, Warehouse.for_project(project).table_location("total")) == [{"n": 6, "s": 20}]
 
-    changed = project_dir(partitions="3")  # another session conf: this project's server is replaced
+    changed = project_dir(partitions="3")  # another session conf: embedded, and the server is replaced
     finished(streamt_run(changed.root))
-    assert server_pid(changed) != pid and not pid_alive(pid)
+    assert wait_for(lambda: not pid_alive(pid)), "the server with the old conf is still running"
+    assert server_up(changed) != pid
 
 
 def test_an_idle_server_stops(project_dir: Any) -> None:
     project = project_dir(idle_minutes=0.05)  # 3 s
     finished(streamt_run(project.root))
-    pid = server_pid(project)
+    pid = server_up(project)
     assert wait_for(lambda: not pid_alive(pid)), "the idle server is still running"
     assert read_state(state_dir(project)) is None
+    assert "no client for" in (state_dir(project) / "keeper.log").read_text()
 
 
 CLIENT = """
 import sys, time
 from dagster_streamt.spec.loader import load_project
-from dagster_streamt.spark.session import create_session
+from dagster_streamt.spark.session import create_session, is_connect, stop_session
 project, _ = load_project(sys.argv[1])
 spark = create_session(project)
-query = spark.readStream.format("rate").option("rowsPerSecond", 5).load().writeStream.format("noop").start()
-print("running", flush=True)
-time.sleep(600)
+print("session", "connect" if is_connect(spark) else "embedded", flush=True)
+if sys.argv[2] == "stream":
+    spark.readStream.format("rate").option("rowsPerSecond", 5).load().writeStream.format("noop").start()
+    print("running", flush=True)
+    time.sleep(600)
+stop_session(spark)
 """
 
 
 def test_a_killed_client_takes_the_server_and_its_queries_down(project_dir: Any) -> None:
     project = project_dir()
-    proc = subprocess.Popen([sys.executable, "-c", CLIENT, str(project.root)], cwd=REPO, env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    finished(streamt_run(project.root))
+    pid = server_up(project)
+    proc = client(project, stream=True)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        while line and "running" not in line:
-            line = proc.stdout.readline()
-        assert "running" in line, "the client never started its stream"
-        pid = server_pid(project)
-        time.sleep(3)  # the stream runs; the client still holds its lease
+        assert "connect" in said(proc, "session")
+        said(proc, "running")
+        time.sleep(3)  # the stream runs; the client holds its lease
         assert pid_alive(pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
