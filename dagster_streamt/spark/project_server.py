@@ -119,9 +119,11 @@ def _lease_url(folder: Path, wanted: str) -> str | None:
         return None
 
 
-def ensure_project_server(project: Project, settings: SparkSettings, conf: Mapping[str, str]) -> str:
+def ensure_project_server(project: Project, settings: SparkSettings, conf: Mapping[str, str],
+                          lease: bool = False) -> str:
     """Start the project's server unless one with this conf runs (an old one with another conf is
-    stopped); return its URL. Called by the detached starter :func:`start_after_run` spawns."""
+    stopped); return its URL (``lease``: with this process's lease taken). Called by the detached
+    starter :func:`start_after_run` spawns."""
     folder = state_dir(project)
     wanted = conf_hash(settings, conf)
     with FileLock(folder / "start.lock", wait=True):
@@ -131,11 +133,14 @@ def ensure_project_server(project: Project, settings: SparkSettings, conf: Mappi
             old = state.get("pid")
             if isinstance(old, int) and pid_alive(old):
                 stop_pid(old)
+            (folder / "warm").unlink(missing_ok=True)  # the new server's warm-up writes it again
             port = _free_port()
             pid = start_server_process(project, settings, conf, port, folder)
             atomic_write(folder / "server.json", json.dumps(
                 {"port": port, "pid": pid, "conf": wanted, "started": time.time()}, sort_keys=True))
-            _spawn_keeper(folder, settings.connect_server.idle_minutes)
+            _spawn_keeper(folder, settings.connect_server.idle_minutes, pid)
+        if lease:
+            _take_lease(folder)
     return f"sc://localhost:{port}"
 
 
@@ -190,8 +195,22 @@ def _start_from_spec(spec: str) -> None:
         raise SystemExit(f"cannot load the project at {data['root']}")
     settings = SparkSettings(master=data["master"], app_name=data.get("app_name"), conf=data["conf"],
                              connect_server=ConnectServer(start=data["start"], idle_minutes=data["idle_minutes"]))
-    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server at", ensure_project_server(project, settings,
-                                                                              session_conf(project, settings)))
+    folder = state_dir(project)
+    url = ensure_project_server(project, settings, session_conf(project, settings), lease=True)
+    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server at", url, flush=True)
+    from .server_warmup import warm_up
+
+    state = read_state(folder) or {}
+    pid = state.get("pid")
+    work = threading.Thread(target=warm_up, args=(url, folder), daemon=True)
+    work.start()
+    while work.is_alive():  # a server stopped meanwhile (a user, a test) must not leave this process waiting
+        if not (isinstance(pid, int) and pid_alive(pid)):
+            print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server gone before the warm-up ended", flush=True)
+            on_exit()
+            os._exit(0)
+        work.join(0.5)
+    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "warmed up", flush=True)
 
 
 
@@ -209,11 +228,11 @@ def stop_pid(pid: int, timeout: float = 20.0) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _spawn_keeper(folder: Path, idle_minutes: float) -> None:
+def _spawn_keeper(folder: Path, idle_minutes: float, pid: int) -> None:
     log = open(folder / "keeper.log", "a", encoding="utf-8")  # noqa: SIM115 - handed to the child
     try:
         subprocess.Popen([sys.executable, "-m", "dagster_streamt.spark.server_keeper", str(folder),
-                          str(idle_minutes * 60)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                          str(idle_minutes * 60), str(pid)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          start_new_session=True, close_fds=True)
     finally:
         log.close()
@@ -235,13 +254,28 @@ def stop_project_server(project: Project) -> bool:
     """Stop the project's server now (``streamt``'s tests, or a user); False when none ran."""
     folder = state_dir(project)
     with FileLock(folder / "start.lock", wait=True):
-        state = read_state(folder)
         (folder / "server.json").unlink(missing_ok=True)
-        pid = state.get("pid") if state else None
-        if not isinstance(pid, int) or not pid_alive(pid):
-            return False
-        stop_pid(pid)
-        return True
+        pids = [pid for pid in _recorded_pids(folder) if pid_alive(pid) and _is_server(pid)]
+        for pid in pids:
+            stop_pid(pid)
+        return bool(pids)
+
+
+def _recorded_pids(folder: Path) -> set[int]:
+    """Every server pid this folder recorded (its pid files outlive a lost ``server.json``)."""
+    pids = set()
+    for pid_file in folder.glob("spark-streamt-*.pid"):
+        with contextlib.suppress(OSError, ValueError):
+            pids.add(int(pid_file.read_text().split()[0]))
+    return pids
+
+
+def _is_server(pid: int) -> bool:
+    """The pid is still a Spark Connect server (pids get reused)."""
+    try:
+        return b"SparkConnectServer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return pid_alive(pid)  # no /proc: trust the pid file
 
 
 if __name__ == "__main__":

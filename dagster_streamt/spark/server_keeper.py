@@ -1,8 +1,9 @@
 """The detached watcher of a project's Spark Connect server (see :mod:`.project_server`).
 
-``python -m dagster_streamt.spark.server_keeper STATE_DIR IDLE_SECONDS`` checks once a second:
+``python -m dagster_streamt.spark.server_keeper STATE_DIR IDLE_SECONDS PID`` checks once a second:
 
-* the server's pid is gone (or ``server.json`` names another server): nothing to keep, exit;
+* the server's pid is gone: nothing to keep, exit; ``server.json`` gone or naming another server
+  (stopped, replaced, or the project folder deleted): make sure it is stopped, exit;
 * a ``lease-*`` file that no process holds: a client died without cleaning up, and its queries may
   still run in the server; stop the server as soon as no live client remains;
 * no live client for ``IDLE_SECONDS``: stop the server.
@@ -39,22 +40,23 @@ def _leases(folder: Path) -> tuple[int, list[Path]]:
 
 def _stop(folder: Path, pid: int, why: str) -> None:
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} stopping server pid {pid}: {why}", flush=True)
-    (folder / "server.json").unlink(missing_ok=True)
-    for lease in folder.glob("lease-*"):
-        lease.unlink(missing_ok=True)
+    state = read_state(folder)
+    if state is not None and state.get("pid") == pid:
+        (folder / "server.json").unlink(missing_ok=True)
+        for lease in folder.glob("lease-*"):
+            lease.unlink(missing_ok=True)
     stop_pid(pid)
 
 
-def keep(folder: Path, idle_seconds: float, tick: float = 1.0) -> None:
-    state = read_state(folder)
-    pid = state.get("pid") if state else None
-    if not isinstance(pid, int):
-        return
+def keep(folder: Path, idle_seconds: float, pid: int, tick: float = 1.0) -> None:
     idle_since = time.monotonic()
     while True:
         time.sleep(tick)
         current = read_state(folder)
-        if not pid_alive(pid) or current is None or current.get("pid") != pid:
+        if not pid_alive(pid):
+            return
+        if current is None or current.get("pid") != pid:  # stopped or replaced, or the project is gone
+            _stop(folder, pid, "its state no longer names it")
             return
         live, dead = _leases(folder)
         if live:
@@ -74,4 +76,4 @@ def keep(folder: Path, idle_seconds: float, tick: float = 1.0) -> None:
 
 
 if __name__ == "__main__":
-    keep(Path(sys.argv[1]), float(sys.argv[2]))
+    keep(Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]))

@@ -82,12 +82,13 @@ def project_dir(tmp_path: Path) -> Iterator[Callable[..., Any]]:
 
 
 def server_up(project: Any) -> int:
-    """The pid of the project's server once it answers (the first run's starter brings it up)."""
+    """The pid of the project's server once it answers and is warmed up (the first run's starter does both)."""
     from dagster_streamt.spark.connect_server import port_open
 
     def up() -> bool:
         state = read_state(state_dir(project)) or {}
-        return isinstance(state.get("port"), int) and port_open(int(state["port"]))  # type: ignore[arg-type]
+        return isinstance(state.get("port"), int) and port_open(int(state["port"])) \
+            and (state_dir(project) / "warm").exists()  # type: ignore[arg-type]
 
     assert wait_for(up, 120), (state_dir(project) / "starter.log").read_text() \
         if (state_dir(project) / "starter.log").exists() else "no starter log"
@@ -130,7 +131,11 @@ def test_started_after_the_first_run_used_by_the_next_and_replaced_for_another_c
     changed = project_dir(partitions="3")  # another session conf: embedded, and the server is replaced
     finished(streamt_run(changed.root))
     assert wait_for(lambda: not pid_alive(pid)), "the server with the old conf is still running"
-    assert server_up(changed) != pid
+    new = server_up(changed)
+    assert new != pid
+
+    (state_dir(changed) / "server.json").unlink()  # its state gone (say, the project folder deleted) ...
+    assert wait_for(lambda: not pid_alive(new), 30), "a server nobody can find any more is still running"
 
 
 def test_an_idle_server_stops(project_dir: Any) -> None:
