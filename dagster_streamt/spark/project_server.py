@@ -120,15 +120,16 @@ def _lease_url(folder: Path, wanted: str) -> str | None:
 
 
 def ensure_project_server(project: Project, settings: SparkSettings, conf: Mapping[str, str],
-                          lease: bool = False) -> str:
+                          lease: bool = False) -> tuple[str, bool]:
     """Start the project's server unless one with this conf runs (an old one with another conf is
-    stopped); return its URL (``lease``: with this process's lease taken). Called by the detached
-    starter :func:`start_after_run` spawns."""
+    stopped); return its URL and whether this call started it (``lease``: with this process's lease
+    taken). Called by the detached starter :func:`start_after_run` spawns."""
     folder = state_dir(project)
     wanted = conf_hash(settings, conf)
     with FileLock(folder / "start.lock", wait=True):
         state = read_state(folder) or {}
         port = _fitting(state, wanted)
+        started = port is None
         if port is None:
             old = state.get("pid")
             if isinstance(old, int) and pid_alive(old):
@@ -141,7 +142,7 @@ def ensure_project_server(project: Project, settings: SparkSettings, conf: Mappi
             _spawn_keeper(folder, settings.connect_server.idle_minutes, pid)
         if lease:
             _take_lease(folder)
-    return f"sc://localhost:{port}"
+    return f"sc://localhost:{port}", started
 
 
 def start_after_run(project: Project, settings: SparkSettings) -> None:
@@ -196,8 +197,11 @@ def _start_from_spec(spec: str) -> None:
     settings = SparkSettings(master=data["master"], app_name=data.get("app_name"), conf=data["conf"],
                              connect_server=ConnectServer(start=data["start"], idle_minutes=data["idle_minutes"]))
     folder = state_dir(project)
-    url = ensure_project_server(project, settings, session_conf(project, settings), lease=True)
-    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server at", url, flush=True)
+    url, started = ensure_project_server(project, settings, session_conf(project, settings), lease=True)
+    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server at", url, "(started)" if started else "(already up)",
+          flush=True)
+    if not started:  # another starter brought it up (and warms it)
+        return
     from .server_warmup import warm_up
 
     state = read_state(folder) or {}
