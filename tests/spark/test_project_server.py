@@ -134,8 +134,18 @@ def test_started_after_the_first_run_used_by_the_next_and_replaced_for_another_c
     new = server_up(changed)
     assert new != pid
 
+    assert f"pid {new} at sc://localhost:" in cli("server", "-p", str(changed.root))
     (state_dir(changed) / "server.json").unlink()  # its state gone (say, the project folder deleted) ...
     assert wait_for(lambda: not pid_alive(new), 30), "a server nobody can find any more is still running"
+    assert "no Spark server is running" in cli("server", "-p", str(changed.root))
+    assert "no Spark server was running" in cli("server", "stop", "-p", str(changed.root))
+
+
+def cli(*args: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], cwd=REPO, env=env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def test_an_idle_server_stops(project_dir: Any) -> None:
@@ -165,6 +175,10 @@ stop_session(spark)
 def test_a_killed_client_takes_the_server_and_its_queries_down(project_dir: Any) -> None:
     project = project_dir()
     finished(streamt_run(project.root))
+    pid = server_up(project)
+    assert "stopped the project's Spark server" in cli("server", "stop", "-p", str(project.root))
+    assert not pid_alive(pid)
+    finished(streamt_run(project.root))  # embedded again, and a new server after it
     pid = server_up(project)
     proc = client(project, stream=True)
     try:
