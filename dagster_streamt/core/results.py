@@ -31,6 +31,8 @@ class ModelResult:
     rows_outside_partitions: int = 0  # output rows that belong to no partition of this run (not written)
     topic: str | None = None  # the Kafka topic (or local topic folder) the model also wrote
     topic_rows: int | None = None  # rows published to it this run
+    refresh: str | None = None  # tables: full | unchanged | append | merge (how this run brought it up to date)
+    refresh_note: str | None = None  # why a full rebuild, or what the increment was
 
     @property
     def ok(self) -> bool:

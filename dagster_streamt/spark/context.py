@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from ..spec.envvars import EnvResolver, project_dotenv
 from ..spec.models import Model
 from ..spec.project import Project
+from .observed_views import ObservedViews
 from .partitions import PartitionScope
 from .paths import ProjectPaths
 from .session import is_connect
@@ -57,6 +58,7 @@ class RunContext:
     per_run: Memo = field(default_factory=Memo)  # source quarantine and row counts
     per_session: Memo = field(default_factory=Memo)  # temporary views registered in `spark`
     partition: PartitionScope | None = None  # the partitions this run writes (partitioned models only)
+    observed: ObservedViews = field(default_factory=ObservedViews)  # views whose reads are observed
 
     @classmethod
     def create(cls, spark: SparkSession, project: Project) -> RunContext:
@@ -104,4 +106,4 @@ class RunContext:
         child = self.spark.cloneSession() if self.connect else self.spark.newSession()  # type: ignore[attr-defined]
         for key, value in conf.items():
             child.conf.set(key, value)
-        return replace(base, spark=child, per_session=Memo())
+        return replace(base, spark=child, per_session=Memo(), observed=ObservedViews())

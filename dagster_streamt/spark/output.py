@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -24,18 +22,6 @@ def counted(df: DataFrame, name: str) -> tuple[DataFrame, Observation]:
 
 def observed_rows(obs: Observation) -> int:
     return int(obs.get.get("rows") or 0)
-
-
-def observed_metrics(obs: Observation) -> dict[str, Any]:
-    """The metrics of an observation whose action has ended; empty when that action did not run the
-    observed plan (optimized away, or a join cut short), instead of waiting for them forever."""
-    future = getattr(getattr(obs, "_jo", None), "future", None)  # classic pyspark: ``get`` would block
-    if future is not None and not future().isCompleted():
-        return {}
-    try:
-        return dict(obs.get)
-    except Exception:  # classic pyspark fails on an observation filled without values
-        return {}
 
 
 def format_options(fmt: str) -> dict[str, str]:

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from ..core.files import atomic_writer
 from .locks import FileLock
-from .output import observed_metrics
+from .observed_views import observed_metrics
 from .quarantine import reason
 from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt
 from .warehouse import Warehouse
@@ -50,7 +50,9 @@ class Capture:
 
     def __init__(self, read: SourceRead, name: str) -> None:
         self.read = read
+        self.name = name
         self._obs = Observation(name)
+        self._result: tuple[Captured | None] | None = None
 
     def valid_rows(self) -> DataFrame:
         """The source's valid rows; an action that reads them all fills this capture."""
@@ -70,7 +72,12 @@ class Capture:
 
     def result(self) -> Captured | None:
         """What the scan saw, or None when the separate pass must run (see the module docstring)."""
-        metrics = observed_metrics(self._obs)
+        if self._result is None:
+            self._result = (self._read_result(),)
+        return self._result[0]
+
+    def _read_result(self) -> Captured | None:
+        metrics = observed_metrics(self._obs, self.name)
         if not metrics:
             return None
         rows, bad = int(metrics.get("rows") or 0), int(metrics.get("bad") or 0)

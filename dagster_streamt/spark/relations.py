@@ -7,12 +7,13 @@ from the warehouse registry, so any model can run alone; a view is recreated fro
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
@@ -26,9 +27,11 @@ from ..sql import parse_query, whole_scans
 from ..sql.flink import Translation, TranslationError, translate
 from .context import RunContext
 from .errors import ModelRunError
+from .observed_views import observed_metrics
 from .partitions import KEY_COLUMN, signature
 from .progress import IN_PREFIX
 from .quarantine import quarantine_stream
+from .snapshots import model_snapshot, source_snapshot
 from .source_quarantine import capture_scan, quarantine_new_files
 from .sources import PERMISSIVE, can_stream, read_source, valid_rows
 from .warehouse import RegistryEntry
@@ -52,6 +55,7 @@ class Input:
     keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
     fallback: tuple[str, ...] = ()  # window time columns: watermarked (default delay) when no event_time says
     capture: bool = False  # a batch source the model's action reads whole: its scan finds the corrupt records
+    files: tuple[str, ...] = ()  # read only these files: the part appended since the model last read it
 
 
 @dataclass(frozen=True)
@@ -127,11 +131,15 @@ def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mo
     return Input(kind, name, "stream", f"{view}__stream")
 
 
-def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None, whole: bool = False) -> Rendered:
+def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None, whole: bool = False,
+           deltas: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> Rendered:
     """Render the model's SQL so each input reads the view this run registers for it; Flink SQL is
     translated for Spark. The versioned side of a temporal join is read as it is now (batch).
     ``whole``: the caller's action writes every row of the result (a table), so a batch source the
-    query reads whole can have its quarantine found by that scan (a view of the model's own)."""
+    query reads whole can have its quarantine found by that scan (a view of the model's own).
+    ``deltas``: (kind, name) -> files: that input reads only those files (an incremental refresh)."""
+    if deltas:
+        return _render(ctx, model, mode, template, frozenset(), (), deltas=deltas)[0]
     rendered, translation = _render(ctx, model, mode, template, frozenset(), ())
     if mode != "stream":
         if whole:
@@ -159,7 +167,8 @@ def _capturable(ctx: RunContext, rendered: Rendered) -> frozenset[str]:
 
 
 def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, static: frozenset[tuple[str, str]],
-            windows: tuple[str, ...], capture: frozenset[str] = frozenset()) -> tuple[Rendered, Translation]:
+            windows: tuple[str, ...], capture: frozenset[str] = frozenset(),
+            deltas: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> tuple[Rendered, Translation]:
     """One rendering pass: inputs in ``static`` are read in batch; stream inputs without an event time
     get a watermark on the ``windows`` time columns (a view of their own: the session caches views)."""
     inputs: dict[tuple[str, str], Input] = {}
@@ -172,6 +181,9 @@ def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, sta
         if isinstance(planned, str):
             problems.append(planned)
             return quote(name)
+        if deltas and (kind, name) in deltas and planned.mode == "batch":  # the appended files only
+            planned = replace(planned, files=deltas[(kind, name)],
+                              view=f"{planned.view}__delta_{safe_identifier(model.name)}")
         if kind == "source" and name in capture and planned.mode == "batch":  # this model's own view
             planned = replace(planned, capture=True, view=f"{planned.view}__scan_{safe_identifier(model.name)}")
         if windows and planned.mode == "stream" and planned.watermark is None:
@@ -271,9 +283,9 @@ def _counted_stream(df: DataFrame, inp: Input, files: bool = True) -> DataFrame:
 
 def _register_source(ctx: RunContext, inp: Input) -> InputStats:
     source = ctx.project.sources[inp.name]
-    streaming = inp.mode == "stream"
-    read = read_source(ctx.spark, ctx.project, source, streaming=streaming)
-    if streaming:
+    if inp.mode == "stream":
+        read = read_source(ctx.spark, ctx.project, source, streaming=True)
+
         def quarantine() -> int:
             if not read.permissive:
                 return 0
@@ -286,6 +298,9 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
         return InputStats(None, bad)
 
     key = ("source-batch", source.name)
+    snapshot = source_snapshot(ctx, source)  # read exactly the files it lists (see input_files)
+    read = read_source(ctx.spark, ctx.project, source, streaming=False,
+                       files=snapshot.paths() if snapshot is not None else None)
 
     def count() -> InputStats:
         if read.permissive:
@@ -293,9 +308,13 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
             return InputStats(rows - bad, bad)
         return InputStats(read.df.count())
 
-    planned = capture_scan(ctx, read, f"streamt_{inp.view}_{ctx.run_id}") if inp.capture and read.permissive else None
+    scan = read_source(ctx.spark, ctx.project, source, streaming=False, files=inp.files) if inp.files else None
+    planned = capture_scan(ctx, read, f"streamt_{inp.view}_{ctx.run_id}", scan) \
+        if (inp.capture or scan is not None) and read.permissive else None
     if planned is None:
         stats = ctx.per_run.get(key, count)
+        if scan is not None:  # an incremental refresh: the appended files only
+            return _observed_view(ctx, valid_rows(scan), inp, InputStats(quarantined=stats.quarantined))
         valid_rows(read).createOrReplaceTempView(inp.view)
         return stats
     capture, settle = planned
@@ -305,10 +324,45 @@ def _register_source(ctx: RunContext, inp: Input) -> InputStats:
             rows, bad = settle()
             return InputStats(rows - bad, bad)
 
-        return ctx.per_run.get(key, compute)  # another model may have settled this source meanwhile
+        total = ctx.per_run.get(key, compute)  # another model may have settled this source meanwhile
+        if scan is None:
+            return total
+        seen = capture.result()  # the appended files' rows: what this refresh read
+        return InputStats(seen.rows - seen.bad if seen is not None else None, total.quarantined)
 
-    capture.valid_rows().createOrReplaceTempView(inp.view)
+    ctx.observed.register(ctx.spark, inp.view, capture.valid_rows())
     return InputStats(pending=(settled,))
+
+
+def source_quarantined(ctx: RunContext, name: str) -> int:
+    """Malformed records of a batch source's current files (the ledger's totals; only files it has
+    not seen are parsed), as a table reading it reports them, without registering a view."""
+    source = ctx.project.sources[name]
+    if source.resolved_format not in PERMISSIVE:
+        return 0
+    snapshot = source_snapshot(ctx, source)
+    read = read_source(ctx.spark, ctx.project, source, streaming=False,
+                       files=snapshot.paths() if snapshot is not None else None)
+    if not read.permissive:
+        return 0
+
+    def count() -> InputStats:
+        rows, bad = quarantine_new_files(ctx, read)
+        return InputStats(rows - bad, bad)
+
+    return ctx.per_run.get(("source-batch", name), count).quarantined
+
+
+def _observed_view(ctx: RunContext, df: DataFrame, inp: Input, stats: InputStats) -> InputStats:
+    """Register ``df`` as ``inp``'s view, its rows counted by the action that reads it."""
+    name = f"streamt_{inp.view}_{uuid.uuid4().hex[:8]}"
+    obs = Observation(name)
+    ctx.observed.register(ctx.spark, inp.view, df.observe(obs, F.count(F.lit(1)).alias("rows")))
+
+    def rows() -> InputStats:
+        return InputStats(int(observed_metrics(obs, name).get("rows") or 0))
+
+    return stats + InputStats(pending=(rows,))
 
 
 def not_materialized(name: str) -> ModelRunError:
@@ -338,7 +392,15 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         schema = entry.schema()
         if schema is not None:
             reader = reader.schema(schema)
-        df = reader.load(str(location))
+        if inp.files:  # an incremental refresh: the files appended since the consumer last read
+            return _observed_view(ctx, reader.load(list(inp.files)), inp, InputStats())
+        snapshot = model_snapshot(ctx, entry) if entry.layout == "stream" else None
+        if snapshot is not None and schema is not None:  # pinned to the files its output log has committed
+            paths = snapshot.paths()
+            df = reader.option("basePath", str(location)).load(paths) if paths else \
+                ctx.spark.createDataFrame([], schema)
+        else:
+            df = reader.load(str(location))
     df.createOrReplaceTempView(inp.view)
     if entry.rows is not None and entry.version == location.name:  # counted when this version was written
         return InputStats(entry.rows)

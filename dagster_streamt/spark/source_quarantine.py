@@ -14,13 +14,17 @@ from .context import RunContext
 from .quarantine import quarantine_batch
 from .quarantine_capture import Capture, write_captured
 from .quarantine_ledger import LEDGER_FILE, Fingerprint, Ledger, Pass, local_files
+from .snapshots import source_snapshot
 from .sources import SourceRead, read_source
 
 Counts = tuple[int, int]  # (records read, corrupt records)
 
 
-def _local_files(read: SourceRead) -> dict[str, Fingerprint] | None:
-    return local_files(read.df.inputFiles()) if read.source.resolved_format in FILE_FORMATS else None
+def _local_files(ctx: RunContext, read: SourceRead) -> dict[str, Fingerprint] | None:
+    if read.source.resolved_format not in FILE_FORMATS:
+        return None
+    snapshot = source_snapshot(ctx, read.source)  # the files the run's reads of the source are pinned to
+    return dict(snapshot.files) if snapshot is not None else local_files(read.df.inputFiles())
 
 
 def _ledger(ctx: RunContext, read: SourceRead) -> Ledger:
@@ -30,7 +34,7 @@ def _ledger(ctx: RunContext, read: SourceRead) -> Ledger:
 def quarantine_new_files(ctx: RunContext, read: SourceRead) -> Counts:
     """Counts of the whole source, parsing only the files no earlier pass has read (local file
     sources; others are read whole every run)."""
-    current = _local_files(read)
+    current = _local_files(ctx, read)
     if current is None:
         return quarantine_batch(ctx.spark, ctx.warehouse, read, ctx.run_id)
     ledger = _ledger(ctx, read)
@@ -44,24 +48,40 @@ def quarantine_new_files(ctx: RunContext, read: SourceRead) -> Counts:
     return sum(p.rows for p in passes), sum(p.bad for p in passes)
 
 
-def capture_scan(ctx: RunContext, read: SourceRead, name: str) -> tuple[Capture, Callable[[], Counts]] | None:
-    """A capture for a model that reads ``read`` whole, with what to call once the model's action has
-    run; None when no file is new to the ledger's passes (the separate pass then costs little or
-    nothing: see :func:`quarantine_new_files`)."""
-    current = _local_files(read)
+def capture_scan(ctx: RunContext, read: SourceRead, name: str,
+                 scan: SourceRead | None = None) -> tuple[Capture, Callable[[], Counts]] | None:
+    """A capture for a model whose action reads ``scan`` whole (default: the whole source ``read``),
+    with what to call once that action has run; it returns the source's total counts. None unless
+    ``scan`` covers exactly the files no earlier pass has read (a fresh source, or the files an
+    incremental refresh reads): the separate pass then costs little or nothing (see
+    :func:`quarantine_new_files`)."""
+    current = _local_files(ctx, read)
+    passes: list[Pass] = []
     if current is not None:
         passes, new = _ledger(ctx, read).plan(current)
-        if passes or not new:
+        if scan is None and (passes or not new):
             return None
-    capture = Capture(read, name)
+        if scan is not None and set(new) != set(_local_files_of(scan)):
+            return None
+    elif scan is not None:
+        return None
+    capture = Capture(scan or read, name)
 
     def settle() -> Counts:
         captured = capture.result()
-        if captured is None:  # the scan cannot vouch for the whole source: a pass of its own
+        if captured is None:  # the scan cannot vouch for its files: a pass of its own
             return quarantine_new_files(ctx, read)
         write_captured(ctx.warehouse, read.source.name, captured, ctx.run_id)
         if current is not None:  # after the rows, as in quarantine_new_files
-            _ledger(ctx, read).save([Pass(current, captured.rows, captured.bad)])
+            files = current if scan is None else {f: current[f] for f in _local_files_of(scan)}
+            done = [*passes, Pass(files, captured.rows, captured.bad)]
+            _ledger(ctx, read).save(done)
+            return sum(p.rows for p in done), sum(p.bad for p in done)
         return captured.rows, captured.bad
 
     return capture, settle
+
+
+def _local_files_of(scan: SourceRead) -> list[str]:
+    """The files a pinned read of a subset was given (see :func:`.sources.read_source`)."""
+    return list(scan.files)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from pyspark.sql import Column as SparkColumn
@@ -37,6 +38,7 @@ class SourceRead:
     df: DataFrame
     permissive: bool
     data_columns: tuple[str, ...]
+    files: tuple[str, ...] = ()  # the files it was pinned to (empty: whatever its location holds)
 
 
 def can_stream(source: Source) -> bool:
@@ -110,7 +112,9 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
             r = reader.format(fmt).options(**options)
             if ddl and fmt not in ("rate", "text"):
                 r = r.schema(ddl)
-            if files and not streaming:  # a batch reader takes a list of paths
+            if files and not streaming:  # a batch reader takes a list of paths (partition folders
+                if location and Path(location).is_dir() and not any(k.lower() == "basepath" for k in options):
+                    r = r.option("basePath", location)  # are found as when the folder is read)
                 df = cast(DataFrameReader, r).load(list(files))
             else:
                 df = r.load() if fmt in ("rate", "jdbc") else r.load(location)
@@ -124,10 +128,11 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
                                 "folder empty?); declare `columns:` with a name and type each") from exc
         raise
     data_cols = tuple(c for c in df.columns if c != CORRUPT)
+    pinned = tuple(files) if files and not streaming else ()
     if permissive and CORRUPT in df.columns:
         df = df.withColumn(LOCATOR, F.col("_metadata.file_path"))
-        return SourceRead(source, df, True, data_cols)
-    return SourceRead(source, df, False, data_cols)
+        return SourceRead(source, df, True, data_cols, pinned)
+    return SourceRead(source, df, False, data_cols, pinned)
 
 
 def _parse_kafka(source: Source, df: DataFrame, ddl: str | None) -> SourceRead:

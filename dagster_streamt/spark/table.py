@@ -1,49 +1,231 @@
-"""``materialized: table``: run the query in batch and replace the stored table atomically."""
+"""``materialized: table``: the query's rows, stored as a new version swapped in atomically.
+
+Each run brings the table up to date with its inputs in the cheapest exact way (see
+:mod:`.refresh_plan`): nothing to do when no input changed; only the rows of the appended files when
+the query allows it (their rows appended to the table, or their aggregation merged into the stored
+state); otherwise a full rebuild. Whatever the way, the new version holds exactly the rows the query
+gives over all of its inputs, and readers see the old version or the new one, never half.
+"""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
 
 from ..core.results import ModelResult
 from ..spec.models import Model
+from ..sql.incremental import IncrementalPlan, incremental_plan
 from .context import RunContext
+from .input_files import tree_files
+from .observed_views import collect_flows
 from .output import counted, format_options, observed_rows, schema_pairs
-from .relations import register, render
+from .refresh_plan import InputId, Refresh, RefreshInputs, decide
+from .refresh_record import STATE, RefreshRecord, input_key, read_record, write_record
+from .relations import InputStats, Rendered, register, render, source_quarantined
+from .snapshots import model_snapshot, source_snapshot
+from .table_state import final_frame, merged_state, same_columns, state_matches
 from .warehouse import RegistryEntry
+
+INCREMENTAL_FORMATS = ("parquet", "orc", "json", "csv", "avro")
+log = logging.getLogger(__name__)
 
 
 def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
-    """Write a new version, then swap ``_CURRENT``: readers see the old or the new table, never half.
-    A table is rebuilt from scratch on every run, so ``full_refresh`` changes nothing.
-    A partitioned table replaces only the run's partitions instead."""
+    """Bring the table up to date (``full_refresh``: rebuild it whatever changed). A partitioned
+    table replaces only the run's partitions instead."""
     if model.partitioned_by is not None:
         from .partitioned_table import materialize_partitions
 
         return materialize_partitions(ctx, model, full_refresh)
+    with ctx.warehouse.lock(model.name):  # plan and write against one current version
+        return _materialize(ctx, model, full_refresh)
+
+
+def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResult:
     start = time.monotonic()
-    rendered = render(ctx, model, "batch", whole=True)
-    registered = register(ctx, rendered)
-    df = ctx.spark.sql(rendered.sql)
+    base = render(ctx, model, "batch")  # stable view names (no capture views): the plan and its record
+    plan = incremental_plan(base.sql, [i.view for i in base.inputs])
+    current = ctx.warehouse.current_version(model.name)
+    entry = ctx.warehouse.read_entry(model.name)
+    given = _inputs(ctx, model, base, plan, current, entry)
+    refresh = decide(given, full_refresh)
+    if entry is not None and current is not None and entry.version == current.name and entry.rows is not None:
+        if refresh.mode == "unchanged":
+            return _unchanged(ctx, model, base, entry, current, refresh, start)
+        if refresh.mode in ("append", "merge"):
+            done = _incremental(ctx, model, base, plan, given, refresh, entry, current, start)
+            if done is not None:
+                return done
+            refresh = Refresh("full", "the appended rows do not have the table's columns")
+    elif refresh.mode != "full":
+        refresh = Refresh("full", "the stored table has no row count for its current version")
+    return _full(ctx, model, base, plan, given, refresh, start)
+
+
+def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, current: Path | None,
+            entry: RegistryEntry | None) -> RefreshInputs:
+    """Everything :func:`.refresh_plan.decide` looks at, read now."""
     adv = model.advanced.spark
-    options = format_options(adv.format)
-    out, obs = counted(df, f"streamt_table_{model.name}_{ctx.run_id}")
+    views: dict[InputId, str] = {}
+    snapshots: dict[InputId, object] = {}
+    declared: dict[str, object] = {}
+    for inp in base.inputs:
+        key = (inp.kind, inp.name)
+        views[key] = inp.view
+        if inp.kind == "source":
+            source = ctx.project.sources[inp.name]
+            snapshots[key] = source_snapshot(ctx, source)
+            declared[input_key(*key)] = source.model_dump(mode="json", include={
+                "format", "path", "table", "topic", "options", "columns"})
+        else:
+            up = ctx.warehouse.read_entry(inp.name)
+            snapshots[key] = model_snapshot(ctx, up) if up is not None else None
+            declared[input_key(*key)] = [up.layout, up.schema_json] if up is not None else None
+    from .refresh_record import config_hash
+
+    config = config_hash({
+        "sql": base.sql, "format": adv.format, "partition_by": adv.partition_by, "options": format_options(adv.format),
+        "conf": {**ctx.project.runtime.spark.conf, **adv.conf,
+                 "spark.sql.session.timeZone": ctx.per_session.get(("conf", "timeZone"), lambda: ctx.spark.conf.get(
+                     "spark.sql.session.timeZone"))},
+        "inputs": declared, "incremental": adv.format in INCREMENTAL_FORMATS})
+    record = read_record(current) if adv.format in INCREMENTAL_FORMATS else None
+    files = tree_files(current) if current is not None else None
+    return RefreshInputs(plan, config, views, snapshots, record,  # type: ignore[arg-type]
+                         has_state=current is not None and (current / STATE).is_dir(),
+                         files_now=len(files) if files is not None else 0)
+
+
+def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: int) -> RefreshRecord:
+    inputs = {input_key(*inp): dict(s.files) for inp, s in given.snapshots.items() if s is not None}
+    return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes)
+
+
+def _result(model: Model, refresh: Refresh, rows: int, schema: StructType, location: Path, stats: InputStats,
+            sql: str, start: float) -> ModelResult:
+    return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows,
+                       input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
+                       location=str(location), quarantined_rows=stats.quarantined, sql=sql,
+                       refresh=refresh.mode, refresh_note=refresh.note)
+
+
+def _unchanged(ctx: RunContext, model: Model, base: Rendered, entry: RegistryEntry, current: Path, refresh: Refresh,
+               start: float) -> ModelResult:
+    """Nothing to read or write; the sources' malformed records are still reported (from their ledgers),
+    as every other run of the table reports them."""
+    bad = sum(source_quarantined(ctx, i.name) for i in base.inputs if i.kind == "source")
+    return _result(model, refresh, entry.rows or 0, entry.stored_schema(), current, InputStats(0, bad), "", start)
+
+
+def _writer(df: DataFrame, model: Model, mode: str) -> Callable[[str], None]:
+    adv = model.advanced.spark
 
     def write(path: str) -> None:
-        writer = out.write.format(adv.format).options(**options).mode("error")
+        writer = df.write.format(adv.format).options(**format_options(adv.format)).mode(mode)
         if adv.partition_by:
             writer = writer.partitionBy(*adv.partition_by)
         writer.save(path)
+        collect_flows(df)  # the observed inputs' metrics (Spark Connect)
+
+    return write
+
+
+def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
+          refresh: Refresh, start: float) -> ModelResult:
+    """Rebuild from every input row; an aggregation keeps its state beside the rows."""
+    rendered = render(ctx, model, "batch", whole=True)
+    registered = register(ctx, rendered)
+    df = ctx.observed.sql(ctx.spark, rendered.sql)
+    adv = model.advanced.spark
+    state = plan.state if plan.kind == "aggregate" and adv.format in INCREMENTAL_FORMATS else None
+    kind = plan.kind
+    partial: DataFrame | None = None
+    if state is not None:
+        renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
+        try:
+            partial = ctx.observed.sql(ctx.spark, plan.delta_sql(renames))
+            matches = state_matches(ctx, state, partial.schema, df.schema)
+        except Exception:  # Spark cannot analyze the split (the query itself it could): no state, then
+            log.debug("model %s: no aggregation state", model.name, exc_info=True)
+            matches = False
+        if not matches:
+            partial, kind = None, "recompute"
+    name = f"streamt_table_{model.name}_{ctx.run_id}"
+    box: dict[str, object] = {}
+
+    def write(path: str) -> None:
+        if partial is not None and state is not None:
+            partial.write.parquet(f"{path}/{STATE}")
+            collect_flows(partial)
+            out, box["obs"] = counted(final_frame(ctx, state, f"{path}/{STATE}", df.schema.names), name)
+            _writer(out, model, "append")(path)
+        else:
+            out, box["obs"] = counted(df, name)
+            _writer(out, model, "error")(path)
+        files = tree_files(Path(path))
+        write_record(Path(path), _record(given, kind, len(files or {}), 0))
 
     previous = ctx.warehouse.read_entry(model.name)
-    location = ctx.warehouse.write_version(model.name, write)
+    location = ctx.warehouse.write_version(model.name, write, locked=True)
     if previous is not None and previous.layout == "partitioned":  # no longer partitioned: old folders go
         shutil.rmtree(ctx.warehouse.data_dir(model.name), ignore_errors=True)
-    rows = observed_rows(obs)
+    rows = observed_rows(box["obs"])  # type: ignore[arg-type]
+    _register_version(ctx, model, df.schema, rows, location)
+    return _result(model, refresh, rows, df.schema, location, registered.settle(), rendered.sql, start)
+
+
+def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
+                 refresh: Refresh, entry: RegistryEntry, current: Path, start: float) -> ModelResult | None:
+    """Append the rows of the appended files, or merge their aggregation into the state; None when
+    their rows do not fit the stored table (a full rebuild follows)."""
+    rendered = render(ctx, model, "batch", deltas=refresh.deltas)
+    registered = register(ctx, rendered)
+    schema = entry.stored_schema()
+    name = f"streamt_table_{model.name}_{ctx.run_id}"
+    box: dict[str, object] = {}
+    record = given.record
+    assert record is not None
+    if refresh.mode == "append":
+        df = ctx.observed.sql(ctx.spark, rendered.sql)
+        if not same_columns(df.schema, schema):
+            return None
+        out, obs = counted(df, name)
+
+        def write(path: str) -> None:
+            _writer(out, model, "append")(path)
+            write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
+
+        location = ctx.warehouse.write_version(model.name, write, locked=True, base=current)
+        rows = (entry.rows or 0) + observed_rows(obs)
+    else:
+        assert plan.state is not None
+        renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
+        delta = ctx.observed.sql(ctx.spark, plan.delta_sql(renames))
+        merged = merged_state(ctx, plan.state, str(current / STATE), delta)
+        if merged is None:
+            return None
+
+        def write(path: str) -> None:
+            merged.write.parquet(f"{path}/{STATE}")
+            collect_flows(merged)
+            out, box["obs"] = counted(final_frame(ctx, plan.state, f"{path}/{STATE}", schema.names), name)  # type: ignore[arg-type]
+            _writer(out, model, "append")(path)
+            write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
+
+        location = ctx.warehouse.write_version(model.name, write, locked=True)
+        rows = observed_rows(box["obs"])  # type: ignore[arg-type]
+    _register_version(ctx, model, schema, rows, location)
+    return _result(model, refresh, rows, schema, location, registered.settle(), rendered.sql, start)
+
+
+def _register_version(ctx: RunContext, model: Model, schema: StructType, rows: int, location: Path) -> None:
+    adv = model.advanced.spark
     ctx.warehouse.write_entry(RegistryEntry(name=model.name, kind="table", layout="versioned", format=adv.format,
-                                            schema_json=df.schema.json(), options=options, rows=rows,
+                                            schema_json=schema.json(), options=format_options(adv.format), rows=rows,
                                             version=location.name))
-    stats = registered.settle()
-    return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows,
-                       input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
-                       location=str(location), quarantined_rows=stats.quarantined, sql=rendered.sql)

@@ -15,6 +15,7 @@ One registry file per model keeps concurrent writers of different models from to
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 import uuid
@@ -27,6 +28,7 @@ from pyspark.sql.types import StructType
 from ..core.files import atomic_write
 from ..spec.project import Project
 from .errors import ModelRunError
+from .input_files import hidden
 from .locks import FileLock
 from .paths import ProjectPaths
 from .test_hooks import pause_point
@@ -62,6 +64,27 @@ class RegistryEntry:
             raise ModelRunError(f"model {self.name}: the warehouse records no schema for it; "
                                 f"rebuild it with `streamt run --full-refresh -s {self.name}`")
         return schema
+
+
+def link_data_files(source: Path, target: Path) -> int:
+    """Hard-link every data file of ``source`` (partition folders included; ``_``/``.`` files are not
+    data) into ``target``: same names, sizes and times, no bytes copied. A filesystem without hard
+    links gets copies. Returns the number of files."""
+    count = 0
+    for folder, dirs, files in os.walk(source):
+        dirs[:] = [d for d in dirs if not hidden(d)]
+        rel = Path(folder).relative_to(source)
+        (target / rel).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            if hidden(name):
+                continue
+            src, dst = Path(folder) / name, target / rel / name
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+            count += 1
+    return count
 
 
 class Warehouse:
@@ -101,28 +124,39 @@ class Warehouse:
         return data if data.is_dir() else None
 
     # -- batch tables --------------------------------------------------------------------------
-    def write_version(self, name: str, write: Callable[[str], None]) -> Path:
-        """Write a new version with ``write(path)``, swap ``_CURRENT`` to it, delete older versions.
-
-        Readers never see a half-written table; a lock keeps two writers from deleting each other's
-        version in progress.
-        """
+    def lock(self, name: str) -> FileLock:
+        """The model's writer lock: one writer plans and writes a new version at a time."""
         model_dir = self.model_dir(name)
         model_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(model_dir / ".lock", wait=True, model=name):
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            version = f"{VERSION_PREFIX}{stamp}-{uuid.uuid4().hex[:8]}"
-            target = model_dir / version
-            try:
-                write(str(target))
-            except BaseException:
-                shutil.rmtree(target, ignore_errors=True)
-                raise
-            pause_point("table-swap")
-            atomic_write(model_dir / POINTER, version + "\n", durable=True)
-            for old in model_dir.glob(f"{VERSION_PREFIX}*"):
-                if old.name != version:
-                    shutil.rmtree(old, ignore_errors=True)
+        return FileLock(model_dir / ".lock", wait=True, model=name)
+
+    def write_version(self, name: str, write: Callable[[str], None], *, locked: bool = False,
+                      base: Path | None = None) -> Path:
+        """Write a new version with ``write(path)``, swap ``_CURRENT`` to it, delete older versions.
+
+        Readers never see a half-written table; the lock (taken here unless the caller holds it:
+        ``locked``) keeps two writers from deleting each other's version in progress. ``base``: the
+        new version starts with hard links to that version's data files (an append adds to them).
+        """
+        if not locked:
+            with self.lock(name):
+                return self.write_version(name, write, locked=True, base=base)
+        model_dir = self.model_dir(name)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        version = f"{VERSION_PREFIX}{stamp}-{uuid.uuid4().hex[:8]}"
+        target = model_dir / version
+        try:
+            if base is not None:
+                link_data_files(base, target)
+            write(str(target))
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        pause_point("table-swap")
+        atomic_write(model_dir / POINTER, version + "\n", durable=True)
+        for old in model_dir.glob(f"{VERSION_PREFIX}*"):
+            if old.name != version:
+                shutil.rmtree(old, ignore_errors=True)
         return target
 
     # -- registry ------------------------------------------------------------------------------

@@ -39,7 +39,9 @@ def test_batch_quarantine_counts_and_never_duplicates(spark: Any, tmp_project: A
     assert all(r["source_file"].endswith("landing/a.json") and r["loaded_at"] for r in q)
 
     again = run(spark, project)["orders"]
-    assert again.quarantined_rows == 2  # still diverted from this model's input ...
+    assert again.refresh == "unchanged" and again.quarantined_rows == 2  # still diverted from this model's input
+    rebuilt = run(spark, project, full_refresh=["orders"])["orders"]  # every record read again ...
+    assert rebuilt.refresh == "full" and rebuilt.quarantined_rows == 2
     assert read_quarantine(spark, Warehouse.for_project(project), "orders_raw").count() == 2  # ... stored once
 
 
@@ -61,13 +63,13 @@ def test_batch_quarantine_parses_only_files_it_has_not_read(spark: Any, tmp_proj
     landing = project.root / "landing"
     assert passes() == [[str(landing / "a b.json")]]
 
-    again = run(spark, project)["orders"]  # nothing new: no pass, the same totals
-    assert (again.rows_written, again.quarantined_rows, again.input_rows) == (2, 2, 2)
+    again = run(spark, project)["orders"]  # nothing new: no pass, the same totals, nothing read
+    assert (again.rows_written, again.quarantined_rows, again.input_rows) == (2, 2, 0)
     assert passes() == [[str(landing / "a b.json")]]
 
     (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": oops}\n')
-    third = run(spark, project)["orders"]  # one new file: a pass over it alone
-    assert (third.rows_written, third.quarantined_rows, third.input_rows) == (3, 3, 3)
+    third = run(spark, project)["orders"]  # one new file: the table reads it alone, its pass too
+    assert (third.rows_written, third.quarantined_rows, third.input_rows) == (3, 3, 1)
     assert passes() == [[str(landing / "a b.json")], [str(landing / "b.json")]]
     assert read_quarantine(spark, wh, "orders_raw").count() == 3
 

@@ -50,12 +50,16 @@ def test_table_is_replaced_atomically(spark: Any, tmp_project: Any) -> None:
     assert got == [(1, "ann"), (3, "ann")]
     assert (v1 / "customer=ann").is_dir()  # partition_by
 
+    same = run(spark, project, ["orders_clean"])["orders_clean"]  # nothing new: the version stays
+    assert same.ok and same.refresh == "unchanged" and wh.table_location("orders_clean") == v1
+
+    (project.root / "data" / "orders" / "part2.json").write_text(jsonl([dict(ORDERS[0], order_id=9)]))
     second = run(spark, project, ["orders_clean"])["orders_clean"]
     v2 = wh.table_location("orders_clean")
-    assert second.ok and v2 is not None and v2 != v1
+    assert second.ok and v2 is not None and v2 != v1 and second.refresh == "append"
     assert not v1.exists(), "the replaced version is deleted"
     assert [p.name for p in v2.parent.glob("v=*")] == [v2.name]
-    assert sorted(r["order_id"] for r in rows(spark, v2)) == [1, 3]
+    assert sorted(r["order_id"] for r in rows(spark, v2)) == [1, 3, 9]
     assert (v2.parent / "_CURRENT").read_text().strip() == v2.name
 
 

@@ -1,0 +1,63 @@
+"""What a table version was built from, kept inside the version so it swaps in with it.
+
+``_streamt_refresh.json`` records the files of every input the version read and a hash of
+everything else that decides its rows (the SQL as run, the output format, Spark settings, the
+sources' declarations and the inputs' schemas); an aggregation also keeps its merged state in
+``_streamt_state/``. Both names start with ``_``, so Spark's readers of the version skip them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.files import atomic_write
+from .quarantine_ledger import Fingerprint
+
+RECORD = "_streamt_refresh.json"
+STATE = "_streamt_state"
+FORMAT = 1  # bump when what a version records changes meaning: older records then mean a full rebuild
+
+
+@dataclass(frozen=True)
+class RefreshRecord:
+    config: str  # hash of everything but the input files that decides the rows
+    kind: str  # the query's incremental plan kind when this version was written
+    inputs: Mapping[str, Mapping[str, Fingerprint]]  # "source:x" / "model:y" -> files read
+    files_at_rebuild: int  # data files the last full build wrote (small appended files add up)
+    refreshes: int  # incremental refreshes since that build
+
+
+def input_key(kind: str, name: str) -> str:
+    return f"{kind}:{name}"
+
+
+def config_hash(parts: Mapping[str, Any]) -> str:
+    text = json.dumps({"format": FORMAT, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def read_record(version: Path | None) -> RefreshRecord | None:
+    """The record of ``version``; None when there is none or it cannot be read (a full rebuild)."""
+    if version is None:
+        return None
+    try:
+        data = json.loads((version / RECORD).read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            return None
+        inputs = {k: {f: (int(fp[0]), int(fp[1])) for f, fp in files.items()} for k, files in data["inputs"].items()}
+        return RefreshRecord(str(data["config"]), str(data["kind"]), inputs, int(data["files_at_rebuild"]),
+                             int(data["refreshes"]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def write_record(version: Path, record: RefreshRecord) -> None:
+    inputs = {k: {f: list(fp) for f, fp in sorted(files.items())} for k, files in sorted(record.inputs.items())}
+    data = {"format": FORMAT, "config": record.config, "kind": record.kind, "inputs": inputs,
+            "files_at_rebuild": record.files_at_rebuild, "refreshes": record.refreshes}
+    atomic_write(version / RECORD, json.dumps(data, sort_keys=True))

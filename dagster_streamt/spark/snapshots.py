@@ -1,0 +1,57 @@
+"""Snapshots of a run's inputs (:mod:`.input_files`): a source's files once per run, so every model
+of the run reads the same files; a stored table's files whenever asked (a model upstream in the same
+run may just have written a new version)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..spec.models import Source
+from .context import RunContext
+from .input_files import Snapshot, listed_by_python, listed_by_spark, source_location, tree_files
+from .sources import read_source
+from .warehouse import RegistryEntry
+
+
+def source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
+    """The files of a local file source (or local topic folder) now; None for other sources."""
+    return ctx.per_run.get(("snapshot", source.name), lambda: _source_snapshot(ctx, source))
+
+
+def _source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
+    location = source_location(ctx.project, source)
+    if location is None or not location.exists():
+        return None
+    files = listed_by_python(location, source.options)
+    if files is None:
+        files = listed_by_spark(read_source(ctx.spark, ctx.project, source, streaming=False).df.inputFiles())
+    return Snapshot(location, files, relative=False) if files is not None else None
+
+
+def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
+    """The data files of a stored model now: a table's current version, or the files a stream's
+    output log has committed (once per run: readers of it in this run read those); None for views
+    and partitioned tables."""
+    version = ctx.warehouse.current_version(entry.name) if entry.layout == "versioned" else None
+    key = ("model-snapshot", entry.name, entry.layout, version.name if version is not None else "")
+    return ctx.per_run.get(key, lambda: _model_snapshot(ctx, entry))
+
+
+def _model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
+    if entry.layout == "versioned":
+        location = ctx.warehouse.current_version(entry.name)
+        files = tree_files(location) if location is not None else None
+        return Snapshot(location, files, relative=True) if location is not None and files is not None else None
+    if entry.layout == "stream":
+        data = ctx.warehouse.data_dir(entry.name)
+        schema = entry.schema()
+        if schema is None or not data.is_dir():
+            return None
+        listed = ctx.spark.read.format(entry.format).options(**entry.options).schema(schema).load(str(data))
+        files = listed_by_spark(listed.inputFiles())
+        if files is None:
+            return None
+        if not all(Path(p).is_relative_to(data) for p in files):
+            return None
+        return Snapshot(data, {str(Path(p).relative_to(data)): fp for p, fp in files.items()}, relative=True)
+    return None

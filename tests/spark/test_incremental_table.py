@@ -1,0 +1,193 @@
+"""Tables refreshed from only the files appended since their last build equal a rebuild from scratch,
+and every case the shortcut cannot follow exactly is rebuilt (with the reason in the result)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dagster_streamt.spark import Warehouse
+from dagster_streamt.spark.refresh_record import STATE
+
+from .helpers import jsonl, rows, run
+
+pytestmark = pytest.mark.spark
+
+COLUMNS = [{"name": "order_id", "type": "bigint"}, {"name": "customer", "type": "string"},
+           {"name": "amount", "type": "double"}, {"name": "qty", "type": "int"}, {"name": "status", "type": "string"},
+           {"name": "ts", "type": "string"}]
+CUSTOMERS = [{"customer": "ann", "tier": "gold"}, {"customer": "bob", "tier": "silver"},
+             {"customer": "cid", "tier": "gold"}, {"customer": "dan", "tier": "bronze"}]
+FIRST = [
+    {"order_id": 1, "customer": "ann", "amount": 10.0, "qty": 1, "status": "paid", "ts": "2024-01-01 00:10:00"},
+    {"order_id": 2, "customer": "bob", "amount": None, "qty": 2, "status": "paid", "ts": "2024-01-01 00:20:00"},
+    {"order_id": 3, "customer": "ann", "amount": 7.5, "qty": None, "status": "open", "ts": "2024-01-01 01:05:00"},
+    {"order_id": 4, "customer": "zed", "amount": 3.0, "qty": 4, "status": "paid", "ts": "2024-01-01 01:10:00"},
+]
+SECOND = [  # existing and new groups, nulls, a customer without a tier, a new hour window
+    {"order_id": 5, "customer": "bob", "amount": 4.0, "qty": 3, "status": "open", "ts": "2024-01-01 00:50:00"},
+    {"order_id": 6, "customer": "cid", "amount": 20.0, "qty": 1, "status": "paid", "ts": "2024-01-01 02:00:00"},
+    {"order_id": 7, "customer": "ann", "amount": None, "qty": None, "status": "paid", "ts": "2024-01-01 00:15:00"},
+    {"order_id": 8, "customer": "dan", "amount": 1.5, "qty": 2, "status": "void", "ts": "2024-01-01 03:00:00"},
+]
+MODELS = [
+    {"name": "clean", "sql": 'SELECT order_id, customer, amount, qty, status, CAST(ts AS TIMESTAMP) AS ts '
+                             'FROM {{ source("orders_raw") }} WHERE status <> \'void\''},
+    {"name": "enriched", "sql": 'SELECT o.order_id, o.customer, o.amount, o.qty, c.tier FROM {{ ref("clean") }} o '
+                                'JOIN {{ source("customers_raw") }} c ON o.customer = c.customer'},
+    {"name": "by_customer", "sql": 'SELECT customer, count(*) AS n, count(amount) AS priced, sum(qty) AS qty, '
+                                   'min(amount) AS lo, max(amount) AS hi, avg(amount) AS mean, '
+                                   'count_if(status = \'open\') AS open_orders, '
+                                   'sum(amount) FILTER (WHERE status = \'paid\') AS paid '
+                                   'FROM {{ ref("clean") }} GROUP BY customer HAVING count(*) >= 2'},
+    {"name": "by_tier", "sql": 'SELECT tier, count(DISTINCT customer) AS customers, sum(qty) AS qty, '
+                               'avg(amount) AS mean FROM {{ ref("enriched") }} GROUP BY tier'},
+    {"name": "hourly", "sql": 'SELECT customer, window.start AS hour, count(*) AS n, sum(amount) AS total '
+                              'FROM {{ ref("clean") }} GROUP BY customer, window(ts, \'1 hour\')'},
+    {"name": "totals", "sql": 'SELECT count(*) AS n, sum(amount) AS total, count(DISTINCT customer) AS customers '
+                              'FROM {{ ref("clean") }}'},
+    {"name": "ranked", "sql": 'SELECT order_id, row_number() OVER (PARTITION BY customer ORDER BY order_id) AS r '
+                              'FROM {{ ref("clean") }}'},
+    {"name": "all_customers", "sql": 'SELECT c.customer, o.order_id FROM {{ source("customers_raw") }} c '
+                                     'LEFT JOIN {{ ref("clean") }} o ON o.customer = c.customer'},
+]
+NAMES = [m["name"] for m in MODELS]
+
+
+def shop(tmp_project: Any, name: str = "proj", models: list[dict[str, Any]] | None = None) -> Any:
+    config = {"sources": [
+        {"name": "orders_raw", "format": "json", "path": "data/orders", "columns": COLUMNS},
+        {"name": "customers_raw", "format": "json", "path": "data/customers",
+         "columns": [{"name": "customer", "type": "string"}, {"name": "tier", "type": "string"}]}],
+        "models": models or MODELS}
+    return tmp_project(config, {"data/orders/part-1.json": jsonl(FIRST) + "{not json\n",
+                                "data/customers/all.json": jsonl(CUSTOMERS)}, name=name)
+
+
+def table(spark: Any, project: Any, name: str) -> list[tuple[Any, ...]]:
+    """A table's current rows, sorted, floats rounded (sums of doubles depend on their order)."""
+    location = Warehouse.for_project(project).table_location(name)
+    assert location is not None
+    out = [tuple(round(v, 9) if isinstance(v, float) else v for v in r.values()) for r in rows(spark, location)]
+    return sorted(out, key=repr)
+
+
+def add_orders(project: Any, name: str, records: list[dict[str, Any]], extra: str = "") -> Path:
+    path = project.root / "data" / "orders" / name
+    path.write_text(jsonl(records) + extra, encoding="utf-8")
+    return path
+
+
+def test_appended_files_refresh_every_shape_exactly(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    first = run(spark, project)
+    assert all(r.ok and r.refresh == "full" for r in first.values()), {n: r.error for n, r in first.items()}
+
+    add_orders(project, "part-2.json", SECOND, "{also not json\n")
+    second = run(spark, project)
+    assert all(r.ok for r in second.values()), {n: r.error for n, r in second.items()}
+    modes = {n: r.refresh for n, r in second.items()}
+    assert modes == {"clean": "append", "enriched": "append", "by_customer": "merge", "by_tier": "merge",
+                     "hourly": "merge", "totals": "merge", "ranked": "full", "all_customers": "full"}
+    assert "1 new file of source orders_raw" in (second["clean"].refresh_note or "")
+    assert "window function" in (second["ranked"].refresh_note or "")
+    assert "right side of a LEFT JOIN" in (second["all_customers"].refresh_note or "")
+    assert second["clean"].input_rows == 4  # only the new file's valid records were read
+    assert second["clean"].rows_written == 7 and second["enriched"].rows_written == 6
+
+    # the same data built from scratch in a second project gives the same rows everywhere
+    fresh = shop(tmp_project, name="fresh")
+    add_orders(fresh, "part-2.json", SECOND, "{also not json\n")
+    rebuilt = run(spark, fresh)
+    assert all(r.refresh == "full" for r in rebuilt.values())
+    for name in NAMES:
+        assert table(spark, project, name) == table(spark, fresh, name), name
+    assert table(spark, project, "by_customer") == [
+        ("ann", 3, 2, 1, 7.5, 10.0, 8.75, 1, 10.0), ("bob", 2, 1, 5, 4.0, 4.0, 4.0, 1, None)]
+    assert table(spark, project, "totals") == [(7, 44.5, 4)]
+    quarantine = rows(spark, Warehouse.for_project(project).quarantine_dir("orders_raw"))
+    assert sorted(r["raw_record"] for r in quarantine) == ["{also not json", "{not json"]
+
+
+def test_nothing_new_keeps_every_version(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    run(spark, project)
+    wh = Warehouse.for_project(project)
+    before = {n: wh.table_location(n) for n in NAMES}
+    again = run(spark, project)
+    assert {n: r.refresh for n, r in again.items()} == {n: "unchanged" for n in NAMES}
+    assert {n: wh.table_location(n) for n in NAMES} == before
+    assert again["clean"].rows_written == 4 and again["clean"].input_rows == 0
+
+
+def test_what_cannot_be_followed_is_rebuilt(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    run(spark, project, ["clean", "by_customer"])
+    path = project.root / "data" / "orders" / "part-1.json"
+    path.write_text(jsonl(FIRST[:2]), encoding="utf-8")  # a file rewritten in place
+    result = run(spark, project, ["clean", "by_customer"])
+    assert result["clean"].refresh == "full"
+    assert "rewritten" in (result["clean"].refresh_note or "")
+    assert table(spark, project, "clean")[0][0] == 1 and len(table(spark, project, "clean")) == 2
+    assert result["by_customer"].refresh == "full"  # its input table was rebuilt: new files
+
+    add_orders(project, "part-2.json", SECOND)
+    forced = run(spark, project, ["clean"], full_refresh=["clean"])["clean"]
+    assert forced.refresh == "full" and forced.refresh_note == "full refresh requested"
+    os.remove(project.root / "data" / "orders" / "part-2.json")  # a file gone
+    gone = run(spark, project, ["clean"])["clean"]
+    assert gone.refresh == "full" and len(table(spark, project, "clean")) == 2
+
+
+def test_changed_sql_or_volatile_sql_is_rebuilt(spark: Any, tmp_project: Any) -> None:
+    models = [{"name": "clean", "sql": 'SELECT order_id, amount FROM {{ source("orders_raw") }}'},
+              {"name": "stamped", "sql": 'SELECT order_id, current_timestamp() AS at FROM {{ source("orders_raw") }}'}]
+    project = shop(tmp_project, models=models)
+    run(spark, project)
+    again = run(spark, project)
+    assert again["clean"].refresh == "unchanged"
+    assert again["stamped"].refresh == "full" and "current_timestamp" in (again["stamped"].refresh_note or "")
+    changed = shop(tmp_project, name="proj", models=[
+        {"name": "clean", "sql": 'SELECT order_id, amount * 2 AS amount FROM {{ source("orders_raw") }}'},
+        models[1]])
+    result = run(spark, changed, ["clean"])["clean"]
+    assert result.refresh == "full" and "SQL" in (result.refresh_note or "")
+    assert sorted(r[1] for r in table(spark, changed, "clean") if r[1] is not None) == [6.0, 15.0, 20.0]
+
+
+def test_aggregate_state_lives_in_the_version(spark: Any, tmp_project: Any) -> None:
+    project = shop(tmp_project)
+    run(spark, project, ["clean", "by_customer"])
+    wh = Warehouse.for_project(project)
+    v1 = wh.table_location("by_customer")
+    assert v1 is not None and (v1 / STATE).is_dir()
+    assert all(not p.name.startswith("_streamt") for p in v1.glob("part-*"))
+    add_orders(project, "part-2.json", SECOND)
+    run(spark, project, ["clean", "by_customer"])
+    v2 = wh.table_location("by_customer")
+    assert v2 is not None and v2 != v1 and not v1.exists() and (v2 / STATE).is_dir()
+    shutil.rmtree(v2 / STATE)  # a version without its state (damaged, or written by an older release)
+    add_orders(project, "part-3.json", [dict(SECOND[0], order_id=9)])
+    result = run(spark, project, ["clean", "by_customer"])["by_customer"]
+    assert result.refresh == "full" and "state" in (result.refresh_note or "")
+    assert ("bob", 3, 2, 8, 4.0, 4.0, 4.0, 2, None) in table(spark, project, "by_customer")
+
+
+def test_appended_table_is_compacted(spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dagster_streamt.spark import refresh_plan
+
+    monkeypatch.setattr(refresh_plan, "COMPACT_MIN_FILES", 3)
+    monkeypatch.setattr(refresh_plan, "COMPACT_FACTOR", 1)
+    models = [{"name": "clean", "sql": 'SELECT order_id, amount FROM {{ source("orders_raw") }}'}]
+    project = shop(tmp_project, models=models)
+    run(spark, project)
+    modes = []
+    for i in range(3):
+        add_orders(project, f"more-{i}.json", [dict(FIRST[0], order_id=100 + i)])
+        modes.append(run(spark, project)["clean"].refresh)
+    assert modes[0] == "append" and "full" in modes
+    assert len(table(spark, project, "clean")) == 7
