@@ -1,5 +1,6 @@
-"""Run selected models in one session: levels in order, a level's models concurrently, each result
-yielded as soon as it is known. A failed model's downstream models are skipped; the rest go on."""
+"""Run selected models in one session: each as soon as its upstream models are done, independent
+ones concurrently, each result yielded as soon as it is known. A failed model's downstream models are
+skipped; the rest go on."""
 
 from __future__ import annotations
 
@@ -68,26 +69,40 @@ def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list
 
 def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, set[str]],
          full_refresh: frozenset[str], blocked: dict[str, str]) -> Iterator[ModelResult]:
-    selected = set(models)  # `blocked`: model -> why its downstream models are skipped
-    width = max((len(level) for level in levels), default=1)
-    with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, width)), thread_name_prefix="streamt") as pool:
-        for level in levels:
-            running: dict[Future[ModelResult], str] = {}
-            for name in level:
-                cause = _skip_cause(ctx.project, name, upstream.get(name, set()) & selected, blocked)
+    """Start each model as soon as its selected upstream models have finished (not when their whole
+    level has): a long model holds back only its own downstream. Order among ready models follows
+    ``levels``. A result is yielded before any model that depends on it starts, so whatever the
+    consumer adds to ``blocked`` (model -> why its downstream is skipped) applies to them."""
+    selected = set(models)
+    order = [name for level in levels for name in level]
+    ups = {name: upstream.get(name, set()) & selected for name in order}
+    finished: set[str] = set()
+    waiting = list(order)
+    with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, len(order))), thread_name_prefix="streamt") as pool:
+        running: dict[Future[ModelResult], str] = {}
+        while waiting or running:
+            ready = [n for n in waiting if ups[n] <= finished]
+            if not ready and not running:  # only a dependency cycle, which the graph rejects earlier
+                raise RuntimeError(f"models {', '.join(waiting)} wait for each other")
+            for name in ready:
+                waiting.remove(name)
+                cause = _skip_cause(ctx.project, name, ups[name], blocked)
                 if cause:
                     blocked[name] = cause
+                    finished.add(name)
                     yield skipped(name, _materialized(ctx.project, name), f"skipped: {cause}")
                     continue
                 running[pool.submit(run_one, ctx, name, name in full_refresh)] = name
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    name = running.pop(future)
-                    result = future.result()
-                    if not result.ok:
-                        blocked[name] = f"upstream model {name} failed"
-                    yield result
+            if not running:
+                continue  # skipped models finished: their downstream is ready now
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: order.index(running[f])):
+                name = running.pop(future)
+                result = future.result()
+                if not result.ok:
+                    blocked[name] = f"upstream model {name} failed"
+                yield result
+                finished.add(name)
 
 
 def _materialized(project: Project, name: str) -> str:
