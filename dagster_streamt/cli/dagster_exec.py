@@ -103,11 +103,12 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
             return
         events.append(e)
         rows = "view (no storage)" if e.rows is None else f"{e.rows:,} rows"
-        detail = f"{rows}  {e.seconds:.1f} s" if e.status == "success" else e.message[:160]
+        detail = f"{rows}  {e.seconds:.1f} s{_refresh_suffix(e)}" if e.status == "success" else e.message[:160]
         echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
     instance = instance_or_exit(loaded)
     click.echo(f"{title} (instance {instance_dir(loaded.project.root)})", err=quiet)
+    _import_soon("dagster_streamt.dagster.lineage_emit")  # needed once the run ends; imported while it waits on Spark
     unsubscribe = subscribe(show)
     started = time.perf_counter()
     try:
@@ -155,6 +156,31 @@ def shared_session() -> Iterator[None]:
 def report_failures(outcome: Outcome) -> None:
     for reason in outcome.failures:
         click.echo(click.style(f"error: {reason}", fg="red"), err=True)
+
+
+def _refresh_suffix(e: Any) -> str:
+    """How a table was brought up to date, when it was not simply built (first build, a view)."""
+    if e.refresh in ("append", "merge"):
+        return f"  (incremental: {e.refresh_note})"
+    if e.refresh == "unchanged":
+        return "  (unchanged: no input changed)"
+    if e.refresh == "full" and e.refresh_note and not e.refresh_note.startswith("first build"):
+        return f"  (rebuilt: {e.refresh_note})"
+    return ""
+
+
+def _import_soon(module: str) -> None:
+    """Import ``module`` in a background thread: the main thread mostly waits on Spark during a run,
+    so a module needed after it (OpenLineage's client, about 0.3 s) is ready by then for free."""
+    import contextlib
+    import importlib
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the import at the point of use reports it
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name="streamt-import", daemon=True).start()
 
 
 def _emit_lineage(loaded: LoadedProject, keys: Any, instance: Any, run_id: str) -> str:

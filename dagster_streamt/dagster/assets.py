@@ -37,6 +37,9 @@ def result_metadata(result: ModelResult) -> dict[str, Any]:
             md[attr] = int(count)
     if result.quarantined_rows:
         md["quarantined_rows"] = int(result.quarantined_rows)
+    if result.refresh:
+        md["refresh"] = result.refresh  # full | unchanged | append | merge
+        md["refresh_note"] = result.refresh_note or ""
     if result.location:
         md["location"] = dg.MetadataValue.path(str(result.location))
     if result.schema:
@@ -122,7 +125,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 if scope is not None and scope.start is not None and scope.end is not None:
                     timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
                 emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
-                                str(result.error or "")))
+                                str(result.error or ""), result.refresh or "", result.refresh_note or ""))
                 if result.status == "success":
                     context.log.info(f"streamt: {name} materialized: {result.rows_written} rows in "
                                      f"{result.duration_s:.1f} s")

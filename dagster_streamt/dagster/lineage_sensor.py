@@ -11,7 +11,6 @@ from dagster import SensorEvaluationContext
 
 from ..api import LoadedProject
 from .key_map import KeyMap
-from .lineage_emit import emit_runs
 
 _DONE = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 
@@ -24,6 +23,8 @@ def build_lineage_sensor(loaded: LoadedProject, keys: KeyMap) -> dg.SensorDefini
                description="Emits OpenLineage events for finished runs of this project's models "
                            "(runtime.openlineage); retries pending events after an outage.")
     def openlineage_sensor(context: SensorEvaluationContext) -> dg.SkipReason:
+        from .lineage_emit import emit_runs  # OpenLineage's client: imported when a tick needs it
+
         cursor = json.loads(context.cursor) if context.cursor else {}
         since = float(cursor.get("since", 0.0))
         records = context.instance.get_run_records(

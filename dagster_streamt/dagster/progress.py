@@ -15,6 +15,8 @@ class ModelEvent:
     rows: int | None  # None: nothing stored (a view)
     seconds: float
     message: str = ""
+    refresh: str = ""  # tables: how this run brought it up to date (see ModelResult.refresh)
+    refresh_note: str = ""
 
 
 @dataclass(frozen=True)
