@@ -159,7 +159,7 @@ def _spawn_starter(folder: Path, spec: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     log = open(folder / "starter.log", "a", encoding="utf-8")  # noqa: SIM115 - handed to the child
     try:
-        subprocess.Popen([sys.executable, "-m", "dagster_streamt.spark.project_server", spec],
+        subprocess.Popen([sys.executable, "-m", "dagster_streamt.spark.server_starter", spec],
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
     finally:
         log.close()
@@ -183,39 +183,6 @@ def on_exit() -> None:
     while _pending:
         folder, spec = _pending.popitem()
         _spawn_starter(Path(folder), spec)
-
-
-def _start_from_spec(spec: str) -> None:
-    from ..spec.loader import load_project
-    from ..spec.models import ConnectServer
-    from .settings import session_conf
-
-    data = json.loads(spec)
-    project, _ = load_project(Path(data["root"]), env=data.get("env"))
-    if project is None:
-        raise SystemExit(f"cannot load the project at {data['root']}")
-    settings = SparkSettings(master=data["master"], app_name=data.get("app_name"), conf=data["conf"],
-                             connect_server=ConnectServer(start=data["start"], idle_minutes=data["idle_minutes"]))
-    folder = state_dir(project)
-    url, started = ensure_project_server(project, settings, session_conf(project, settings), lease=True)
-    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server at", url, "(started)" if started else "(already up)",
-          flush=True)
-    if not started:  # another starter brought it up (and warms it)
-        return
-    from .server_warmup import warm_up
-
-    state = read_state(folder) or {}
-    pid = state.get("pid")
-    work = threading.Thread(target=warm_up, args=(url, folder), daemon=True)
-    work.start()
-    while work.is_alive():  # a server stopped meanwhile (a user, a test) must not leave this process waiting
-        if not (isinstance(pid, int) and pid_alive(pid)):
-            print(time.strftime("%Y-%m-%dT%H:%M:%S"), "server gone before the warm-up ended", flush=True)
-            on_exit()
-            os._exit(0)
-        work.join(0.5)
-    print(time.strftime("%Y-%m-%dT%H:%M:%S"), "warmed up", flush=True)
-
 
 
 def stop_pid(pid: int, timeout: float = 20.0) -> None:
@@ -281,6 +248,3 @@ def _is_server(pid: int) -> bool:
     except OSError:
         return pid_alive(pid)  # no /proc: trust the pid file
 
-
-if __name__ == "__main__":
-    _start_from_spec(sys.argv[1])

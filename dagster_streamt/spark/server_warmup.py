@@ -3,10 +3,12 @@
 A new JVM runs its first queries several times slower than later ones: the JSON parser, the
 Parquet writer, joins and aggregations are still interpreted until the JIT compiles them. A run
 that connects to a new server would pay that; so the detached starter that brought the server up
-runs this small built-in workload through it first (synthetic orders written as JSON, then parsed
-with a corrupt-record column and observed metrics, filtered, written as Parquet, joined, grouped
-by a time window, counted distinct: the shapes of typical models). It writes only under the
-server's state folder and deletes what it wrote; ``warm`` records when it finished.
+runs a small built-in project through it first, with dagster-streamt's own materializers: synthetic
+orders written as JSON, then a full build (corrupt records found in the scan, a filter, a join, a
+window aggregation, a distinct count, each kept with its refresh record) and incremental refreshes
+after new files arrive (appends, merged aggregation states). Those are the paths the next runs
+take. It writes only under the server's state folder and deletes what it wrote; ``warm`` records
+when it finished.
 """
 
 from __future__ import annotations
@@ -15,44 +17,93 @@ import shutil
 import time
 from pathlib import Path
 
-ROWS = 300_000
-ROUNDS = 2
-SCHEMA = ("order_id BIGINT, customer_id BIGINT, amount DOUBLE, status STRING, ts STRING, country STRING, "
-          "_corrupt_record STRING")
+ROWS = 200_000  # orders of the first build; each refresh adds ROWS // 50
+FILES = 4
+PROJECT = """\
+project: {name: streamt_warm_up, version: "1"}
+runtime:
+  spark: {warehouse: wh, checkpoints: ck, connect_server: false}
+sources:
+  - name: orders_raw
+    format: json
+    path: raw
+    columns:
+      - {name: order_id, type: bigint}
+      - {name: customer_id, type: bigint}
+      - {name: amount, type: double}
+      - {name: status, type: string}
+      - {name: ts, type: string}
+      - {name: country, type: string}
+  - name: customers_raw
+    format: json
+    path: dim
+    columns:
+      - {name: customer_id, type: bigint}
+      - {name: tier, type: string}
+models:
+  - name: clean
+    sql: |
+      SELECT order_id, customer_id, amount, CAST(ts AS TIMESTAMP) AS ts, country
+      FROM {{ source("orders_raw") }} WHERE amount > 0 AND status <> 'cancelled'
+  - name: joined
+    sql: |
+      SELECT o.order_id, o.customer_id, o.amount, o.ts, c.tier
+      FROM {{ ref("clean") }} o JOIN {{ source("customers_raw") }} c ON o.customer_id = c.customer_id
+  - name: windows
+    sql: |
+      SELECT country, window.start AS window_start, count(*) AS n, sum(amount) AS total, avg(amount) AS mean
+      FROM {{ ref("clean") }} GROUP BY country, window(ts, '1 hour')
+  - name: tiers
+    sql: |
+      SELECT tier, sum(amount) AS revenue, count(DISTINCT customer_id) AS customers
+      FROM {{ ref("joined") }} GROUP BY tier
+"""
+MODELS = ["clean", "joined", "windows", "tiers"]
+LEVELS = [["clean"], ["joined", "windows"], ["tiers"]]
+UPSTREAM = {"clean": set(), "joined": {"clean"}, "windows": {"clean"}, "tiers": {"joined"}}
+
+
+def _orders(spark: object, first: int, rows: int, files: int, folder: Path) -> None:
+    """``rows`` synthetic orders from id ``first`` as JSON lines, a few of them malformed."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    df: DataFrame = spark.range(first, first + rows, numPartitions=files).selectExpr(  # type: ignore[attr-defined]
+        "id AS order_id", "id % 20000 AS customer_id", "CAST(id % 997 AS DOUBLE) / 10 AS amount",
+        "IF(id % 11 = 0, 'cancelled', 'completed') AS status",
+        "CAST(timestamp_seconds(1700000000 + id * 7) AS STRING) AS ts",
+        "element_at(array('FR', 'DE', 'ES', 'IT'), CAST(id % 4 + 1 AS INT)) AS country")
+    lines = df.select(F.when(F.col("order_id") % 997 == 0, F.lit("{not json"))
+                      .otherwise(F.to_json(F.struct("*"))).alias("value"))
+    lines.write.mode("append").text(str(folder))
 
 
 def warm_up(url: str, folder: Path) -> None:
-    from pyspark.sql import Observation, SparkSession
-    from pyspark.sql import functions as F
+    from pyspark.sql import SparkSession
+
+    from ..spec.loader import load_project
+    from .runner import run_models
 
     spark = SparkSession.builder.remote(url).getOrCreate()
     scratch = folder / "warm-up"
     try:
-        for _ in range(ROUNDS):
-            shutil.rmtree(scratch, ignore_errors=True)
-            spark.range(ROWS).selectExpr(
-                "id AS order_id", "id % 20000 AS customer_id", "CAST(id % 997 AS DOUBLE) / 10 AS amount",
-                "IF(id % 11 = 0, 'cancelled', 'completed') AS status",
-                "CAST(timestamp_seconds(1700000000 + id * 7) AS STRING) AS ts",
-                "element_at(array('FR', 'DE', 'ES', 'IT'), CAST(id % 4 + 1 AS INT)) AS country",
-            ).write.json(str(scratch / "raw"))
-            raw = (spark.read.schema(SCHEMA).option("mode", "PERMISSIVE")
-                   .option("columnNameOfCorruptRecord", "_corrupt_record").json(str(scratch / "raw"))
-                   .withColumn("_file", F.col("_metadata.file_path")))
-            corrupt = F.col("_corrupt_record").isNotNull()
-            observed = raw.observe(Observation(), F.count(F.lit(1)).alias("rows"),
-                                   F.count(F.when(corrupt, 1)).alias("bad"))
-            (observed.where(~corrupt & (F.col("amount") > 0) & (F.col("status") != "cancelled"))
-             .select("order_id", "customer_id", "amount", F.col("ts").cast("timestamp").alias("ts"), "country")
-             .write.parquet(str(scratch / "clean")))
-            clean = spark.read.parquet(str(scratch / "clean"))
-            customers = spark.range(20000).selectExpr("id AS customer_id", "concat('c', id) AS name",
-                                                      "IF(id % 3 = 0, 'gold', 'silver') AS tier")
-            clean.join(customers, "customer_id").write.parquet(str(scratch / "joined"))
-            (clean.groupBy("country", F.window("ts", "1 hour"))
-             .agg(F.count(F.lit(1)), F.sum("amount"), F.avg("amount")).write.parquet(str(scratch / "windows")))
-            (spark.read.parquet(str(scratch / "joined")).groupBy("tier")
-             .agg(F.sum("amount"), F.countDistinct("customer_id")).collect())
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        (scratch / "stream_project.yml").write_text(PROJECT, encoding="utf-8")
+        spark.range(20000).selectExpr("id AS customer_id", "IF(id % 3 = 0, 'gold', 'silver') AS tier") \
+            .write.json(str(scratch / "dim"))
+        project, _ = load_project(scratch)
+        if project is None:
+            raise RuntimeError("the warm-up project does not load")
+        first = 0
+        for rows, full in ((ROWS, False), (ROWS // 50, False), (ROWS // 50, False), (ROWS // 50, True),
+                           (ROWS // 50, False)):
+            _orders(spark, first, rows, FILES if first == 0 else 1, scratch / "raw")
+            first += rows
+            refresh = set(MODELS) if full else set()
+            failed = [r for r in run_models(spark, project, MODELS, LEVELS, UPSTREAM, refresh) if not r.ok]
+            if failed:
+                raise RuntimeError(f"warm-up model {failed[0].model} failed: {failed[0].error}")
         (folder / "warm").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
