@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,9 @@ WRAPS: list[tuple[str, str, str, str | None]] = [
     ("table write (version + swap)", "dagster_streamt.spark.warehouse", "write_version", "Warehouse"),
     ("registry write", "dagster_streamt.spark.warehouse", "write_entry", "Warehouse"),
     ("OpenLineage emit", "dagster_streamt.cli.dagster_exec", "_emit_lineage", None),
+    ("Spark Connect RPC: analyze", "pyspark.sql.connect.client.core", "_analyze", "SparkConnectClient"),
+    ("Spark Connect RPC: execute", "pyspark.sql.connect.client.core", "_execute_and_fetch", "SparkConnectClient"),
+    ("Spark Connect RPC: config", "pyspark.sql.connect.client.core", "config", "SparkConnectClient"),
 ]
 
 CHILD = r'''
@@ -137,6 +141,23 @@ def run_child(peer: Path, project: Path, work: Path, importtime: bool, pyspy: Pa
             "stderr": proc.stderr}
 
 
+def incremental_child(peer: Path, project: Path, work: Path, extra: Path, importtime: bool,
+                      pyspy: Path | None) -> dict[str, Any]:
+    """The full run (it leaves the project's Spark server behind), +1 % orders once the server is up
+    and warm, then the profiled rerun; the server is stopped at the end."""
+    from bench_peers import server_env, server_pid, stop_server
+    from bench_util import streamt_cmd
+
+    subprocess.run([*streamt_cmd(), "run", "-p", str(project)], env=server_env(True), check=True,
+                   capture_output=True)
+    server_pid(project)
+    shutil.copy(extra, project.parent / "data" / "orders" / extra.name)
+    try:
+        return run_child(peer, project, work, importtime, pyspy)
+    finally:
+        stop_server(project)
+
+
 # -- reports ---------------------------------------------------------------------------------------
 def phase_report(res: dict[str, Any]) -> list[str]:
     spans = [tuple(s) for s in res["spans"]]
@@ -144,7 +165,7 @@ def phase_report(res: dict[str, Any]) -> list[str]:
     total: dict[str, list[float]] = defaultdict(list)
     for label, thread, start, end, det in sorted(spans, key=lambda s: (s[2], s[0])):
         total[label].append(end - start)
-        if label in ("Dagster event write", "spark.sql (parse + analyze)"):
+        if label in ("Dagster event write", "spark.sql (parse + analyze)") or label.startswith("Spark Connect RPC"):
             continue  # many short calls: summed below
         lines.append(f"{label:<40} {thread[:12]:<12} {start:7.2f} {end:7.2f} {end - start:8.2f}  {det}")
     lines.append("")
@@ -170,7 +191,7 @@ def _plan_summary(plan: str) -> str:
     return (f"{head[:40]} scan {','.join(scans) or '-'} {agg}{' corrupt-filter' if corrupt else ''}").strip()
 
 
-def eventlog_report(eventlog: Path, t0: float) -> list[str]:
+def eventlog_report(eventlog: Path, t0: float, since: float | None = None) -> list[str]:
     files = sorted(p for p in eventlog.rglob("*") if p.is_file())
     if not files:
         return ["(no event log written)"]
@@ -206,6 +227,9 @@ def eventlog_report(eventlog: Path, t0: float) -> list[str]:
              f"end at {app.get('end', float('nan')):.2f} s",
              f"{'sql id':>6} {'start':>7} {'seconds':>8} {'jobs':>4}  {'pool (model)':<16} what"]
     busy = 0.0
+    if since is not None:  # a long-lived server: only what this run did
+        sql = {k: v for k, v in sql.items() if v["start"] >= since}
+        jobs = {k: v for k, v in jobs.items() if v.get("start", -1.0) >= since}
     for sid, s in sorted(sql.items()):
         dur = s.get("end", s["start"]) - s["start"]
         busy += dur
@@ -276,6 +300,8 @@ def main() -> int:
     ap.add_argument("--customers", type=int, default=100_000)
     ap.add_argument("--importtime", action="store_true", help="run the child with python -X importtime")
     ap.add_argument("--py-spy", action="store_true", help="run the child under py-spy (pip install py-spy)")
+    ap.add_argument("--incremental", action="store_true", help="profile the rerun after +1 %% orders (the full run "
+                    "first, then the rerun on the project's Spark server, as bench_peers.py --incremental)")
     ap.add_argument("--peer-dir", type=Path, default=None)
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
@@ -284,14 +310,19 @@ def main() -> int:
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="streamt-profile-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     eventlog = work / "eventlog"
-    project = prepare(peer, data.root, work, eventlog)
     pyspy = work / "pyspy.speedscope.json" if args.py_spy else None
-    res = run_child(peer, project, work, args.importtime, pyspy)
+    if args.incremental:
+        project = prepare(peer, data.linked_copy(work / "data"), work, eventlog)
+        res = incremental_child(peer, project, work, data.extra, args.importtime, pyspy)
+    else:
+        project = prepare(peer, data.root, work, eventlog)
+        res = run_child(peer, project, work, args.importtime, pyspy)
     t0 = res["t0"]  # the spans' origin: the moment the process was started
-    print(f"workdir {work}; {args.orders:,} orders\n")
+    print(f"workdir {work}; {args.orders:,} orders" + (" (the rerun after +1 % orders on the project's warm "
+                                                         "Spark server)" if args.incremental else "") + "\n")
     print("\n".join(phase_report(res)))
     print()
-    print("\n".join(eventlog_report(eventlog, t0)))
+    print("\n".join(eventlog_report(eventlog, t0, since=0.0 if args.incremental else None)))
     if args.importtime:
         print()
         print("\n".join(importtime_report(res["stderr"])))
