@@ -14,13 +14,16 @@ Modes (no mode flag: ``--full``; ``--all``: the three):
   streamt run is one-shot: it starts its own JVM and leaves nothing running (``STREAMT_SPARK_SERVER=off``).
 * ``--warm``: the default path of repeated runs: a first ``streamt run`` on a project runs embedded
   and leaves a starter for the project's Spark Connect server (timed to the CLI's exit), then,
-  once the server answers, rounds of hand-written and ``streamt run`` on that project, which connect
-  to it (goal: warm streamt <= hand-written - 5 s; the server's CPU is added to each run's). The
-  server is stopped at the end.
+  once the server answers, rounds of hand-written and ``streamt run --full-refresh`` on that project
+  (every table rebuilt from all of its input, the work of a first run: a plain rerun of unchanged
+  data does nothing), which connect to it (goal: warm streamt <= hand-written - 5 s; the server's
+  CPU is added to each run's). The server is stopped at the end.
 * ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run
   (embedded, as a user's first run; timed to the CLI's exit, the server starter it leaves outlives
   it), +1 % orders (one more file from ``gen_data.py --start-file``), rerun on the project's server
-  once it answers; rerun/full (goal <= 0.25). ``--embedded``: both runs start their own JVM.
+  once it answers; rerun/full (goal <= 0.25). Then, on the same server: a rerun with no new data, and
+  a full rebuild (``--full-refresh``), so the rerun is also shown against the same work done warm
+  (like for like). ``--embedded``: every run starts its own JVM.
 
 Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
 customer_orders, order_metrics, tier_revenue) equal hand-written's on the same data; streamt's quarantine
@@ -71,6 +74,7 @@ from peer_data import (
 )
 
 TIME = Path("/usr/bin/time")
+REBUILD_ALL = "orders_raw+ customers_raw+"  # every model of the peer project: --full-refresh rebuilds them all
 PIPELINES_MODULES = ("yaml", "grpc", "grpc_status", "google.rpc", "pandas", "pyarrow", "zstandard", "numpy")
 
 
@@ -255,13 +259,14 @@ class Bench:
         return project
 
     def streamt(self, data: Path, project: Path, label: str = "streamt run", expect_bad: int | None = None,
-                server: int | None = None, reap: bool = True) -> Result:
+                server: int | None = None, reap: bool = True, rebuild: bool = False) -> Result:
         """``streamt run``. ``server``: the pid of the project's Spark Connect server, whose CPU the run
         also costs (runs use it; without it, each run starts its own JVM: ``STREAMT_SPARK_SERVER=off``).
-        ``reap=False``: a run that starts that server, which outlives it: timed to the CLI's exit."""
+        ``reap=False``: a run that starts that server, which outlives it: timed to the CLI's exit.
+        ``rebuild``: every table rebuilt from all its input (``--full-refresh``), as on a fresh project."""
         env = server_env(server is not None or not reap)
         before = proc_cpu(server) if server else 0.0
-        cmd = [*streamt_cmd(), "run", "-p", str(project)]
+        cmd = [*streamt_cmd(), "run", "-p", str(project), *(["--full-refresh", REBUILD_ALL] if rebuild else [])]
         run = timed(cmd, self.peer, project.parent, env, label) if reap else wall_timed(cmd, project.parent, env, label)
         if server and run.cpu is not None:
             run.cpu += proc_cpu(server) - before
@@ -365,7 +370,7 @@ def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
             h = b.hand(data.root)
             groups["hand-written"].append(h)
             b.show(f"round {i}", h)
-            o = b.streamt(data.root, project, "streamt run (warm)", data.malformed, pid)
+            o = b.streamt(data.root, project, "streamt run (warm)", data.malformed, pid, rebuild=True)
             groups["streamt run (warm)"].append(o)
             b.show(f"round {i}", o)
     finally:
@@ -398,6 +403,8 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
     b.show("reference", ref)
     fulls: list[Result] = []
     reruns: list[Result] = []
+    noops: list[Result] = []
+    rebuilds: list[Result] = []
     for i in range(1, repeat + 1):
         copy = data.linked_copy(b.work / "incr-data" / f"{i:02d}")
         project = b.new_project(copy)
@@ -406,21 +413,33 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
         b.show(f"round {i}", full)
         data.add_extra(copy)
         b.reference[copy] = b.reference[after]
+        bad = data.malformed + data.extra_malformed
         try:
             pid = server_pid(project)[0] if server else None  # the server the full run's starter brings up
-            rerun = b.streamt(copy, project, "streamt run (+1 %)", data.malformed + data.extra_malformed, pid)
+            rerun = b.streamt(copy, project, "streamt run (+1 %)", bad, pid)
+            b.show(f"round {i}", rerun)
+            noop = b.streamt(copy, project, "streamt run (no new data)", bad, pid)
+            b.show(f"round {i}", noop)
+            rebuilt = b.streamt(copy, project, "streamt run --full-refresh", bad, pid, rebuild=True)
+            b.show(f"round {i}", rebuilt)
         finally:
             if server:
                 stop_server(project)
-        b.show(f"round {i}", rerun)
         fulls.append(full)
         reruns.append(rerun)
+        noops.append(noop)
+        rebuilds.append(rebuilt)
     r = ratio(reruns, fulls)
+    same = ratio(reruns, rebuilds)
     b.log("\n" + indent(runner_table({"streamt run (full)": fulls, "streamt run (+1 %)": reruns,
+                                      "streamt run (no new data)": noops, "streamt run --full-refresh": rebuilds,
                                       "hand-written on the +1 % data": [ref]})))
-    b.log("\n" + indent(ratio_table([("rerun after +1 % / full run", r, "<= 0.25")])))
+    b.log("\n" + indent(ratio_table([("rerun after +1 % / full run", r, "<= 0.25"),
+                                     ("rerun after +1 % / full rebuild, same JVM", same, ""),
+                                     ("rerun, no new data / full run", ratio(noops, fulls), "")])))
     return {"new_orders": data.extra_orders, "share": round(share, 4), "server": server, "full": stats(fulls),
-            "rerun": stats(reruns), "hand_on_new_data": stats([ref]), "rerun_vs_full": r}
+            "rerun": stats(reruns), "noop": stats(noops), "rebuild_same_jvm": stats(rebuilds),
+            "hand_on_new_data": stats([ref]), "rerun_vs_full": r, "rerun_vs_rebuild_same_jvm": same}
 
 
 # -- main ------------------------------------------------------------------------------------------

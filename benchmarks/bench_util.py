@@ -161,7 +161,10 @@ def median(xs: Sequence[float]) -> float:
 
 # -- projects --------------------------------------------------------------------------------------
 def streamt_cmd() -> list[str]:
-    exe = shutil.which("streamt")
+    """The console script installed with this interpreter (not a version manager's shim in front of it,
+    which would add its own start-up to every timed run)."""
+    beside = Path(sys.executable).parent / "streamt"
+    exe = str(beside) if beside.is_file() else shutil.which("streamt")
     return [exe] if exe else [sys.executable, "-m", "dagster_streamt.cli"]
 
 

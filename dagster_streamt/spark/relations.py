@@ -384,7 +384,8 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         df = _read_partitions(ctx, entry, inp)
         location: Path = ctx.warehouse.data_dir(inp.name)
     else:
-        found = ctx.warehouse.table_location(inp.name)
+        snapshot = model_snapshot(ctx, entry)
+        found = snapshot.root if snapshot is not None else ctx.warehouse.table_location(inp.name)
         if found is None:
             raise not_materialized(inp.name)
         location = found
@@ -394,8 +395,8 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
             reader = reader.schema(schema)
         if inp.files:  # an incremental refresh: the files appended since the consumer last read
             return _observed_view(ctx, reader.load(list(inp.files)), inp, InputStats())
-        snapshot = model_snapshot(ctx, entry) if entry.layout == "stream" else None
-        if snapshot is not None and schema is not None:  # pinned to the files its output log has committed
+        if entry.layout == "stream" and snapshot is not None and schema is not None:  # pinned to the files its
+            # output log has committed
             paths = snapshot.paths()
             df = reader.option("basePath", str(location)).load(paths) if paths else \
                 ctx.spark.createDataFrame([], schema)

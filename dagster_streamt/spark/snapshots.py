@@ -32,9 +32,10 @@ def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
     """The data files of a stored model now: a table's current version, or the files a stream's
     output log has committed (once per run: readers of it in this run read those); None for views
     and partitioned tables."""
-    version = ctx.warehouse.current_version(entry.name) if entry.layout == "versioned" else None
-    key = ("model-snapshot", entry.name, entry.layout, version.name if version is not None else "")
-    return ctx.per_run.get(key, lambda: _model_snapshot(ctx, entry))
+    # once per run and model: the refresh decision and the reader see the same version even when a
+    # concurrent run swaps in another meanwhile (an input model of this run has finished before anyone
+    # reading it asks)
+    return ctx.per_run.get(("model-snapshot", entry.name, entry.layout), lambda: _model_snapshot(ctx, entry))
 
 
 def _model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:

@@ -22,11 +22,11 @@ from ..core.results import ModelResult
 from ..spec.models import Model
 from ..sql.incremental import IncrementalPlan, incremental_plan
 from .context import RunContext
-from .input_files import tree_files
+from .input_files import Snapshot, tree_files
 from .observed_views import collect_flows
 from .output import counted, format_options, observed_rows, schema_pairs
 from .refresh_plan import InputId, Refresh, RefreshInputs, decide
-from .refresh_record import STATE, RefreshRecord, input_key, read_record, write_record
+from .refresh_record import STATE, RefreshRecord, config_hash, input_key, read_record, write_record
 from .relations import InputStats, Rendered, register, render, source_quarantined
 from .snapshots import model_snapshot, source_snapshot
 from .table_state import final_frame, merged_state, same_columns, state_matches
@@ -50,7 +50,7 @@ def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False)
 def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResult:
     start = time.monotonic()
     base = render(ctx, model, "batch")  # stable view names (no capture views): the plan and its record
-    plan = incremental_plan(base.sql, [i.view for i in base.inputs])
+    plan = incremental_plan(base.sql, [i.view for i in base.inputs], itself=model.name)
     current = ctx.warehouse.current_version(model.name)
     entry = ctx.warehouse.read_entry(model.name)
     given = _inputs(ctx, model, base, plan, current, entry)
@@ -73,7 +73,7 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
     """Everything :func:`.refresh_plan.decide` looks at, read now."""
     adv = model.advanced.spark
     views: dict[InputId, str] = {}
-    snapshots: dict[InputId, object] = {}
+    snapshots: dict[InputId, Snapshot | None] = {}
     declared: dict[str, object] = {}
     for inp in base.inputs:
         key = (inp.kind, inp.name)
@@ -87,8 +87,6 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
             up = ctx.warehouse.read_entry(inp.name)
             snapshots[key] = model_snapshot(ctx, up) if up is not None else None
             declared[input_key(*key)] = [up.layout, up.schema_json] if up is not None else None
-    from .refresh_record import config_hash
-
     config = config_hash({
         "sql": base.sql, "format": adv.format, "partition_by": adv.partition_by, "options": format_options(adv.format),
         "conf": {**ctx.project.runtime.spark.conf, **adv.conf,
@@ -97,7 +95,7 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
         "inputs": declared, "incremental": adv.format in INCREMENTAL_FORMATS})
     record = read_record(current) if adv.format in INCREMENTAL_FORMATS else None
     files = tree_files(current) if current is not None else None
-    return RefreshInputs(plan, config, views, snapshots, record,  # type: ignore[arg-type]
+    return RefreshInputs(plan, config, views, snapshots, record,
                          has_state=current is not None and (current / STATE).is_dir(),
                          files_now=len(files) if files is not None else 0)
 

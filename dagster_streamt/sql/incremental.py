@@ -19,7 +19,7 @@ from typing import Literal
 from sqlglot import exp
 
 from .aggregate_state import AggregateState, aggregate_state
-from .appends import aggregates_at, append_blockers, cte_names, rename_tables, volatile
+from .appends import aggregates_at, append_blockers, cte_names, relation_tables, rename_tables, volatile
 from .parse import parse_query
 
 Kind = Literal["append", "aggregate", "recompute", "volatile"]
@@ -38,8 +38,9 @@ class IncrementalPlan:
         return rename_tables(self.state.partial, renames).sql(dialect="spark")
 
 
-def incremental_plan(sql: str, relations: Collection[str]) -> IncrementalPlan:
-    """The plan for ``sql`` (rendered: its inputs are the temporary views named in ``relations``).
+def incremental_plan(sql: str, relations: Collection[str], itself: str | None = None) -> IncrementalPlan:
+    """The plan for ``sql`` (rendered: its inputs are the temporary views named in ``relations``;
+    ``itself``: the name the model's own table has in it, ``{{ this }}``).
 
     >>> incremental_plan("SELECT id, amount FROM orders WHERE amount > 0", ["orders"]).kind
     'append'
@@ -55,6 +56,8 @@ def incremental_plan(sql: str, relations: Collection[str]) -> IncrementalPlan:
     fn = volatile(tree)
     if fn is not None:
         return IncrementalPlan("volatile", f"it calls {fn}(), whose value changes from run to run")
+    if itself is not None and relation_tables(tree, itself):
+        return IncrementalPlan("volatile", "it reads its own previous rows ({{ this }})")
     shadowed = sorted(cte_names(tree) & set(relations))
     if shadowed:  # which `orders` a reference means depends on where it stands: rebuild, never guess
         return IncrementalPlan("recompute", f"a CTE named like its input {shadowed[0]}")

@@ -513,3 +513,10 @@ def test_cte_shadowing_its_relation_is_recomputed() -> None:
 def test_group_by_a_column_aliased_as_itself() -> None:
     state = split("SELECT country AS country, count(*) AS n FROM orders GROUP BY country")
     assert state.keys == ("country",)
+
+
+def test_a_model_reading_its_own_rows_is_rebuilt_every_time() -> None:
+    sql = "SELECT * FROM src WHERE ts > (SELECT max(ts) FROM `m`)"
+    assert incremental_plan(sql, ["src"]).kind == "append"
+    plan = incremental_plan(sql, ["src"], itself="m")
+    assert plan.kind == "volatile" and "its own previous rows" in plan.reason
