@@ -18,6 +18,9 @@ from dagster_streamt.spec.project import Project
 # test asks for the project's Connect server itself (tests/spark/test_project_server.py): a server left
 # by one test would outlive it.
 os.environ.setdefault("STREAMT_SPARK_SERVER", "off")
+# Nor does a JVM of the suite write the machine's class archive at its exit (tests/spark/test_jvm_archive.py
+# checks it with a folder of its own).
+os.environ.setdefault("STREAMT_JVM_ARCHIVE", "off")
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]

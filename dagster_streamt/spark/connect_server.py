@@ -19,6 +19,7 @@ import pyspark
 from ..spec.project import Project
 from .errors import SparkSetupError
 from .java import check_java
+from .jvm_archive import with_archive
 from .paths import ProjectPaths
 from .settings import SparkSettings
 
@@ -88,6 +89,8 @@ def start_server_process(project: Project, settings: SparkSettings, conf: Mappin
         raise SparkSetupError(f"pyspark has no {script}; reinstall pyspark[connect] or run a Connect server "
                               "yourself and set runtime.spark.remote")
     args = [str(script), "--master", settings.master, "--conf", f"spark.connect.grpc.binding.port={port}"]
+    if settings.mode != "cluster":  # uses the machine's class archive when there is one (never writes it)
+        conf = with_archive(conf, dump=False)
     for key, value in conf.items():
         args += ["--conf", f"{key}={value}"]
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)

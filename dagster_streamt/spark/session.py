@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from ..spec.project import Project
 from .errors import SparkSetupError, first_meaningful_line
 from .java import check_java
+from .jvm_archive import with_archive
 from .settings import SparkSettings, session_conf
 
 
@@ -46,6 +47,8 @@ def create_session(project: Project, settings: SparkSettings | None = None) -> S
 def _embedded(settings: SparkSettings, conf: Mapping[str, str]) -> SparkSession:
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if settings.mode == "local":  # the machine's class archive: a faster JVM start and first query
+        conf = with_archive(conf)
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name or "streamt")
     for key, value in conf.items():
         builder = builder.config(key, value)

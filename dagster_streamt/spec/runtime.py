@@ -43,6 +43,12 @@ class SparkRuntime(Strict):
     def _stringify(cls, v: Any) -> Any:
         return stringify_options(v)
 
+    @field_validator("connect_server", mode="before")
+    @classmethod
+    def _start_shorthand(cls, v: Any) -> Any:
+        """``connect_server: false`` (or ``true``, ``auto``) means ``{start: false}``."""
+        return {"start": v} if isinstance(v, bool) or v == "auto" else v
+
     @field_validator("remote")
     @classmethod
     def _remote_url(cls, v: str | None) -> str | None:

@@ -1,0 +1,101 @@
+"""The machine's class-data-sharing archive for local Spark JVMs: written once by the first JVM that
+finds none, adopted by a later run, used from then on, and ignored (never fatal) when unusable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dagster_streamt.spark import jvm_archive
+from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_archive
+
+from ..conftest import write_project
+from ..spark.helpers import jsonl
+
+ON = {"STREAMT_JVM_ARCHIVE": "on"}
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("STREAMT_JVM_ARCHIVE", "on")
+    monkeypatch.setenv("STREAMT_JVM_ARCHIVE_DIR", str(tmp_path / "jvm"))
+    return tmp_path / "jvm"
+
+
+def test_off_means_no_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STREAMT_JVM_ARCHIVE", "off")
+    assert java_options({}) == "" and with_archive({"a": "b"}) == {"a": "b"}
+
+
+def test_first_jvm_dumps_then_a_complete_dump_is_adopted(folder: Path) -> None:
+    key = archive_key({})
+    assert key is not None and archive_key({"spark.jars": "/x.jar"}) != key  # the classpath is part of it
+    first = java_options({})
+    assert f"-XX:ArchiveClassesAtExit={folder}/{key}." in first and "-Xlog:cds=off" in first
+    assert java_options({}, dump=False) == ""  # a server never writes it
+    tmp = Path(first.split("=", 1)[1].split()[0])
+    tmp.write_bytes(b"x" * 64)  # as a JVM leaves it at exit (no process names it any more)
+    used = java_options({})
+    assert used.startswith(f"-XX:SharedArchiveFile={folder / (key + '.jsa')} -Xshare:auto")
+    assert not tmp.exists() and (folder / f"{key}.jsa").is_file()
+    leftover = folder / f"{key}.other.jsa.tmp"
+    leftover.write_bytes(b"y")
+    assert java_options({}) == used and not leftover.exists()  # a second writer's file is dropped
+
+
+def test_a_dump_in_progress_is_left_alone(folder: Path) -> None:
+    key = archive_key({})
+    folder.mkdir(parents=True)
+    tmp = folder / f"{key}.busy.jsa.tmp"
+    tmp.write_bytes(b"partial")
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", str(tmp)])
+    try:
+        assert "ArchiveClassesAtExit" in java_options({}) and tmp.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_user_cds_flags_win(folder: Path) -> None:
+    conf = {"spark.driver.extraJavaOptions": "-Xshare:off"}
+    assert with_archive(conf) == conf
+    merged = with_archive({"spark.driver.extraJavaOptions": "-Dx=1"})
+    assert merged["spark.driver.extraJavaOptions"].startswith("-Dx=1 -XX:ArchiveClassesAtExit=")
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj", {
+        "runtime": {"spark": {"connect_server": False}},
+        "sources": [{"name": "raw", "format": "json", "path": "data",
+                     "columns": [{"name": "id", "type": "bigint"}, {"name": "v", "type": "double"}]}],
+        "models": [{"name": "total", "sql": 'SELECT count(*) AS n, sum(v) AS s FROM {{ source("raw") }}'}]},
+        {"data/a.json": jsonl([{"id": 1, "v": 2.5}, {"id": 2, "v": 1.5}]) + "{bad\n"})
+    folder = tmp_path / "jvm"
+    env = {**os.environ, **ON, "STREAMT_JVM_ARCHIVE_DIR": str(folder)}
+
+    def run(*extra: str) -> Any:
+        proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(project), *extra],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+    run()
+    deadline = time.monotonic() + 240  # the JVM writes it after the CLI has exited
+    while time.monotonic() < deadline and not any(
+            p.stat().st_size and not jvm_archive._writer_alive(p) for p in folder.glob("*.jsa.tmp")):
+        time.sleep(1)
+    assert list(folder.glob("*.jsa.tmp")), "the first run's JVM wrote no archive"
+    run("--full-refresh", "total")  # adopts it and starts its JVM with it
+    archives = list(folder.glob("*.jsa"))
+    assert len(archives) == 1 and archives[0].stat().st_size > 1_000_000
+    archives[0].write_bytes(b"not an archive")  # damaged: ignored, the run goes on
+    out = run("--full-refresh", "total").stdout
+    assert "total" in out and "success" in out
