@@ -115,8 +115,10 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
             scope = scope_of(context, partitioning) if partitioning is not None else None
             if scope is not None:
                 context.log.info(f"streamt: partitions {scope.label()}")
+            severity = loaded.project.defaults.tests.severity
+            gates = {m for m in selected if any(blocks_downstream(t, severity) for t in checks_of(m))}
             for result in run_models(session, loaded.project, order, levels, upstream, full_refresh=refresh,
-                                     blocked=blocked, partition=scope):
+                                     blocked=blocked, partition=scope, gates=gates):
                 name = result.model
                 ended = time.time()
                 timing: dict[str, float | list[float]] = {

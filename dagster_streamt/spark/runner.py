@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
@@ -42,7 +42,7 @@ MAX_PARALLEL = 8
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
                upstream: Mapping[str, set[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
                blocked: dict[str, str] | None = None,
-               partition: PartitionScope | None = None) -> Iterator[ModelResult]:
+               partition: PartitionScope | None = None, gates: Collection[str] | None = None) -> Iterator[ModelResult]:
     """Run ``models`` (topological order); yield one :class:`ModelResult` per model as it finishes.
 
     ``levels`` groups models that may run at the same time; ``upstream[m]`` are the models ``m`` reads
@@ -50,12 +50,14 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     ``blocked`` lets the caller stop a finished model's downstream (a failed blocking check): entries
     added while a result is being consumed apply to every later level. ``partition``: the partitions
     this run writes of the partitioned models in ``models`` (they all share one partitioning).
+    ``gates``: the models whose result may add to ``blocked`` (those with blocking checks); the
+    downstream of any other model starts before its result is consumed. None: every model gates.
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
     """
     ctx = replace(RunContext.create(spark, project), partition=partition)
     check_project_root(ctx.paths, frozenset(full_refresh))
     return _run(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
-                blocked if blocked is not None else {})
+                blocked if blocked is not None else {}, frozenset(gates) if gates is not None else None)
 
 
 def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -68,11 +70,12 @@ def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list
 
 
 def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, set[str]],
-         full_refresh: frozenset[str], blocked: dict[str, str]) -> Iterator[ModelResult]:
+         full_refresh: frozenset[str], blocked: dict[str, str], gates: frozenset[str] | None) -> Iterator[ModelResult]:
     """Start each model as soon as its selected upstream models have finished (not when their whole
     level has): a long model holds back only its own downstream. Order among ready models follows
-    ``levels``. A result is yielded before any model that depends on it starts, so whatever the
-    consumer adds to ``blocked`` (model -> why its downstream is skipped) applies to them."""
+    ``levels``. The result of a model in ``gates`` (None: every model) is yielded before any model
+    that depends on it starts, so whatever the consumer adds to ``blocked`` (model -> why its
+    downstream is skipped) applies to them; other models' dependents start first."""
     selected = set(models)
     order = [name for level in levels for name in level]
     ups = {name: upstream.get(name, set()) & selected for name in order}
@@ -80,27 +83,38 @@ def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: 
     waiting = list(order)
     with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, len(order))), thread_name_prefix="streamt") as pool:
         running: dict[Future[ModelResult], str] = {}
+
+        def start_ready() -> Iterator[ModelResult]:
+            while True:
+                ready = [n for n in waiting if ups[n] <= finished]
+                if not ready:
+                    return
+                for name in ready:
+                    waiting.remove(name)
+                    cause = _skip_cause(ctx.project, name, ups[name], blocked)
+                    if cause:
+                        blocked[name] = cause
+                        finished.add(name)  # its downstream is ready (to be skipped) at the next pass
+                        yield skipped(name, _materialized(ctx.project, name), f"skipped: {cause}")
+                        continue
+                    running[pool.submit(run_one, ctx, name, name in full_refresh)] = name
+
         while waiting or running:
-            ready = [n for n in waiting if ups[n] <= finished]
-            if not ready and not running:  # only a dependency cycle, which the graph rejects earlier
-                raise RuntimeError(f"models {', '.join(waiting)} wait for each other")
-            for name in ready:
-                waiting.remove(name)
-                cause = _skip_cause(ctx.project, name, ups[name], blocked)
-                if cause:
-                    blocked[name] = cause
-                    finished.add(name)
-                    yield skipped(name, _materialized(ctx.project, name), f"skipped: {cause}")
-                    continue
-                running[pool.submit(run_one, ctx, name, name in full_refresh)] = name
+            yield from start_ready()
             if not running:
-                continue  # skipped models finished: their downstream is ready now
+                if waiting:  # only a dependency cycle, which the graph rejects earlier
+                    raise RuntimeError(f"models {', '.join(waiting)} wait for each other")
+                break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: order.index(running[f])):
                 name = running.pop(future)
                 result = future.result()
                 if not result.ok:
                     blocked[name] = f"upstream model {name} failed"
+                early = result.ok and gates is not None and name not in gates
+                if early:  # nothing the consumer does with it can stop its downstream: start them now
+                    finished.add(name)
+                    yield from start_ready()
                 yield result
                 finished.add(name)
 
