@@ -29,7 +29,7 @@ from .refresh_plan import InputId, Refresh, RefreshInputs, decide
 from .refresh_record import STATE, RefreshRecord, config_hash, input_key, read_record, write_record
 from .relations import InputStats, Rendered, register, render, source_quarantined
 from .snapshots import model_snapshot, source_snapshot
-from .table_state import final_frame, merged_state, same_columns, state_matches
+from .table_state import SET, Merge, final_frame, same_columns, state_matches, write_state
 from .warehouse import RegistryEntry
 
 INCREMENTAL_FORMATS = ("parquet", "orc", "json", "csv", "avro")
@@ -94,10 +94,15 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
                      "spark.sql.session.timeZone"))},
         "inputs": declared, "incremental": adv.format in INCREMENTAL_FORMATS})
     record = read_record(current) if adv.format in INCREMENTAL_FORMATS else None
-    files = tree_files(current) if current is not None else None
     return RefreshInputs(plan, config, views, snapshots, record,
-                         has_state=current is not None and (current / STATE).is_dir(),
-                         files_now=len(files) if files is not None else 0)
+                         has_state=current is not None and (current / STATE).is_dir() and (
+                             plan.state is None or not plan.state.distinct or (current / SET).is_dir()),
+                         files_now=_files(current) if current is not None else 0)
+
+
+def _files(version: Path) -> int:
+    """Data files of a version, its DISTINCT set's included: what appends multiply."""
+    return sum(len(tree_files(folder) or {}) for folder in (version, version / SET))
 
 
 def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: int) -> RefreshRecord:
@@ -159,15 +164,13 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
 
     def write(path: str) -> None:
         if partial is not None and state is not None:
-            partial.write.parquet(f"{path}/{STATE}")
-            collect_flows(partial)
-            out, box["obs"] = counted(final_frame(ctx, state, f"{path}/{STATE}", df.schema.names), name)
+            write_state(state, partial, path)
+            out, box["obs"] = counted(final_frame(ctx, state, path, df.schema.names), name)
             _writer(out, model, "append")(path)
         else:
             out, box["obs"] = counted(df, name)
             _writer(out, model, "error")(path)
-        files = tree_files(Path(path))
-        write_record(Path(path), _record(given, kind, len(files or {}), 0))
+        write_record(Path(path), _record(given, kind, _files(Path(path)), 0))
 
     previous = ctx.warehouse.read_entry(model.name)
     location = ctx.warehouse.write_version(model.name, write, locked=True)
@@ -204,15 +207,14 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
     else:
         assert plan.state is not None
         renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
-        delta = ctx.observed.sql(ctx.spark, plan.delta_sql(renames))
-        merged = merged_state(ctx, plan.state, str(current / STATE), delta)
-        if merged is None:
+        state = plan.state
+        merge = Merge(ctx, state, str(current), ctx.observed.sql(ctx.spark, plan.delta_sql(renames)))
+        if not merge.fits():
             return None
 
         def write(path: str) -> None:
-            merged.write.parquet(f"{path}/{STATE}")
-            collect_flows(merged)
-            out, box["obs"] = counted(final_frame(ctx, plan.state, f"{path}/{STATE}", schema.names), name)  # type: ignore[arg-type]
+            merge.write(path)
+            out, box["obs"] = counted(final_frame(ctx, state, path, schema.names), name)
             _writer(out, model, "append")(path)
             write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
 

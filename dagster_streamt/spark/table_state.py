@@ -1,11 +1,18 @@
-"""An aggregation table's state in Spark: checking that it reproduces the model's columns, merging
-the state of appended rows into the stored one, and computing the model's rows from it
-(:mod:`dagster_streamt.sql.aggregate_state` splits the SQL)."""
+"""An aggregation table's state in Spark: checking that it reproduces the model's columns, building it
+from the partial rows, merging the state of appended rows into the stored one, and computing the
+model's rows from it (:mod:`dagster_streamt.sql.aggregate_state` splits the SQL).
+
+Layout inside a table version: ``_streamt_state/`` one row per group (keys, partial aggregates,
+DISTINCT tallies); with DISTINCT aggregates also ``_streamt_set/``, the (group, value) pairs seen so
+far, which a refresh extends with hard links to the old files plus a file of the new pairs.
+"""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from functools import reduce
+from pathlib import Path
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -13,7 +20,10 @@ from pyspark.sql.types import StructType
 
 from ..sql.aggregate_state import AggregateState
 from .context import RunContext
+from .observed_views import collect_flows
+from .warehouse import link_data_files
 
+SET = "_streamt_set"
 MERGES: dict[str, Callable[[Column], Column]] = {"sum": F.sum, "min": F.min, "max": F.max,
                                                   "bool_and": F.bool_and, "bool_or": F.bool_or}
 
@@ -28,13 +38,39 @@ def same_columns(a: StructType, b: StructType) -> bool:
         [(f.name, f.dataType.simpleString()) for f in b.fields]
 
 
+def _tally_exprs(state: AggregateState) -> list[Column]:
+    """The DISTINCT tallies over rows that hold each (group, values) pair once."""
+    every = reduce(lambda a, b: a & b, (_q(d).isNotNull() for d in state.distinct))
+    return [(F.count(F.when(every, F.lit(1))) if t.kind == "count" else F.sum(_q(state.distinct[0]))).alias(t.name)
+            for t in state.tallies]
+
+
+def _per_group(state: AggregateState, rows: DataFrame, exprs: list[Column]) -> DataFrame:
+    keys = [_q(k) for k in state.keys]
+    return rows.groupBy(*keys).agg(*exprs) if keys else rows.agg(*exprs)
+
+
+def groups(state: AggregateState, partial: DataFrame) -> DataFrame:
+    """The state (one row per group) of partial rows: the rows themselves without DISTINCT aggregates,
+    else their values merged per group and their pairs tallied (partial rows are unique per pair)."""
+    if not state.distinct:
+        return partial
+    return _per_group(state, partial, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values]
+                      + _tally_exprs(state))
+
+
+def pairs(state: AggregateState, partial: DataFrame) -> DataFrame:
+    return partial.select(*[_q(c) for c in (*state.keys, *state.distinct)])
+
+
 def state_matches(ctx: RunContext, state: AggregateState, partial: StructType, model: StructType) -> bool:
-    """Whether the final query over state rows of schema ``partial`` gives exactly the model's column
-    names and types (an ``avg`` of decimals, say, would not): checked on an empty state, so by
-    analysis only."""
+    """Whether the final query over a state built from partial rows of schema ``partial`` gives exactly
+    the model's column names and types (an ``avg`` of decimals, say, would not): checked on an empty
+    state, so by analysis only."""
     view = f"streamt_state_check_{uuid.uuid4().hex[:12]}"
     try:
-        ctx.spark.createDataFrame([], partial).createOrReplaceTempView(view)
+        empty = ctx.spark.createDataFrame([], partial)
+        groups(state, empty).createOrReplaceTempView(view)
         final = ctx.spark.sql(state.final_sql(view, list(model.names))).schema
     except Exception:  # e.g. a partial aggregate Spark cannot type: the model is rebuilt every time instead
         return False
@@ -43,21 +79,76 @@ def state_matches(ctx: RunContext, state: AggregateState, partial: StructType, m
     return same_columns(final, model)
 
 
+def write_state(state: AggregateState, partial: DataFrame, path: str) -> None:
+    """A full build's state (and DISTINCT set) from every partial row, into the version at ``path``."""
+    if not state.distinct:
+        _write(partial, f"{path}/_streamt_state")
+        return
+    kept = partial.persist()  # two writes, one pass over the input
+    try:
+        _write(pairs(state, kept), f"{path}/{SET}")
+        _write(groups(state, kept), f"{path}/_streamt_state")
+    finally:
+        kept.unpersist()
+
+
+def _write(df: DataFrame, path: str, mode: str = "error") -> None:
+    df.write.mode(mode).parquet(path)
+    collect_flows(df)  # the metrics of observed inputs it read (Spark Connect)
+
+
 def final_frame(ctx: RunContext, state: AggregateState, path: str, names: list[str]) -> DataFrame:
-    """The model's rows computed from the state stored at ``path``."""
+    """The model's rows computed from the state stored in the version at ``path``."""
     view = f"streamt_state_{uuid.uuid4().hex[:12]}"
-    ctx.spark.read.parquet(path).createOrReplaceTempView(view)
+    ctx.spark.read.parquet(f"{path}/_streamt_state").createOrReplaceTempView(view)
     return ctx.spark.sql(state.final_sql(view, names))
 
 
-def merged_state(ctx: RunContext, state: AggregateState, stored: str, delta: DataFrame) -> DataFrame | None:
-    """The stored state at ``stored`` merged with ``delta`` (the state of the appended rows), typed as
-    the stored one; None when the two do not have the same columns."""
-    old = ctx.spark.read.parquet(stored)
-    if not same_columns(old.schema, delta.schema):
-        return None
-    both = old.unionByName(delta)
-    aggs = [MERGES[c.merge](_q(c.name)).cast(old.schema[c.name].dataType).alias(c.name) for c in state.values]
-    keys = [_q(k) for k in state.keys]
-    merged = both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
-    return merged.select(*[_q(c) for c in old.columns])
+class Merge:
+    """The merge of the appended rows' partial rows (``delta``) into the state of version ``stored``."""
+
+    def __init__(self, ctx: RunContext, state: AggregateState, stored: str, delta: DataFrame) -> None:
+        self.ctx, self.state, self.stored = ctx, state, stored
+        self.old = ctx.spark.read.parquet(f"{stored}/_streamt_state")
+        self.delta = delta
+        self.new_pairs: DataFrame | None = None
+
+    def fits(self) -> bool:
+        """Whether the appended rows' partial rows have the stored state's columns."""
+        return same_columns(groups(self.state, self.delta).schema, self.old.schema)
+
+    def write(self, path: str) -> None:
+        """The merged state (and the extended set) into the version at ``path``."""
+        state, old = self.state, self.old
+        parts = [old, groups(state, self.delta)] if not state.distinct else self._with_new_pairs(path)
+        both = reduce(lambda a, b: a.unionByName(b), parts)
+        aggs = [MERGES[v.merge](_q(v.name)).cast(old.schema[v.name].dataType).alias(v.name) for v in state.values]
+        aggs += [F.sum(_q(t.name)).cast(old.schema[t.name].dataType).alias(t.name) for t in state.tallies]
+        keys = [_q(k) for k in state.keys]
+        merged = both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
+        try:
+            _write(merged.select(*[_q(c) for c in old.columns]), f"{path}/_streamt_state")
+        finally:
+            if self.new_pairs is not None:
+                self.new_pairs.unpersist()
+
+    def _with_new_pairs(self, path: str) -> list[DataFrame]:
+        """Append the pairs not in the set yet; the rows to merge: the stored state, the appended
+        rows' values per group (no tallies) and the new pairs' tallies (no values)."""
+        state, old = self.state, self.old
+        seen = self.ctx.spark.read.parquet(f"{self.stored}/{SET}")
+        mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
+        cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
+        self.new_pairs = mine.join(seen, cond, "left_anti").persist()
+        link_data_files(Path(self.stored) / SET, Path(path) / SET)
+        _write(self.new_pairs, f"{path}/{SET}", "append")
+        keys = [_q(k) for k in state.keys]
+
+        def typed_null(name: str) -> Column:
+            return F.lit(None).cast(old.schema[name].dataType).alias(name)
+
+        values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
+        tallies = _per_group(state, self.new_pairs, _tally_exprs(state))
+        own_values, own_tallies = [_q(v.name) for v in state.values], [_q(t.name) for t in state.tallies]
+        return [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies]),
+                tallies.select(*keys, *[typed_null(v.name) for v in state.values], *own_tallies)]

@@ -10,9 +10,10 @@ becomes
 
 A refresh after rows were appended to the input aggregates only the new rows, merges that state
 with the stored one (grouping both by the keys) and recomputes the final columns of the small
-state. ``count(DISTINCT x)`` (and ``sum``/``avg`` ``DISTINCT``) keeps one state row per group and
-value of ``x``, so the final query counts (sums, averages) the state rows of each group; every
-DISTINCT aggregate of the query must then read the same columns.
+state. ``count(DISTINCT x)`` (and ``sum``/``avg`` ``DISTINCT``) also keeps the *set* of (group, x)
+pairs seen so far, which only ever grows: a refresh finds the pairs of the new rows that are not in
+it yet, appends them, and adds their count (sum) to the group's state. Every DISTINCT aggregate of
+the query must then read the same columns.
 
 Whatever cannot be merged exactly (``percentile``, ``first``, ``collect_list``, GROUPING SETS,
 session windows, a window function over the aggregates) is reported with its reason; the model is
@@ -41,11 +42,21 @@ class StateColumn:
 
 
 @dataclass(frozen=True)
+class Tally:
+    """A DISTINCT aggregate's state column, summed over the group's new (group, value) pairs."""
+
+    name: str
+    kind: str  # count: pairs whose DISTINCT values are all set | sum: the sum of the (single) value
+
+
+@dataclass(frozen=True)
 class AggregateState:
-    partial: exp.Select  # input rows -> state rows
-    keys: tuple[str, ...]  # state columns naming one state row: group keys, then DISTINCT arguments
+    partial: exp.Select  # input rows -> rows per group (and per DISTINCT values, when there are any)
+    keys: tuple[str, ...]  # state columns naming a group
     values: tuple[StateColumn, ...]  # state columns merged by their aggregate
-    final: exp.Select  # state rows (relation STATE) -> the model's columns, in order
+    final: exp.Select  # state rows, one per group (relation STATE) -> the model's columns, in order
+    distinct: tuple[str, ...] = ()  # the DISTINCT arguments' columns of the partial rows (the set's besides keys)
+    tallies: tuple[Tally, ...] = ()  # state columns of the DISTINCT aggregates
 
     def final_sql(self, state: str, names: list[str]) -> str:
         """The final query reading ``state``, its columns named ``names`` (the model's own names)."""
@@ -83,6 +94,7 @@ class _Builder:
         self.partials: list[tuple[str, exp.Expr, str]] = []  # (state column, partial aggregate, merge)
         self.finals: dict[str, exp.Expr] = {}  # aggregate unit SQL -> its expression over state rows
         self.counts: set[str] = set()  # partial columns that count rows
+        self.tallies: list[Tally] = []  # state columns of DISTINCT aggregates
 
     def group_keys(self) -> str | None:
         group = self.select.args.get("group")
@@ -137,14 +149,14 @@ class _Builder:
             why = self._distinct(distinct)
             if why:
                 return why
-            # state rows are unique per group and value: the distinct values of a group are its rows'
-            args = [_col(n) for n, _ in self.distinct]
-            if isinstance(node, exp.Count) and len(args) > 1:
-                self.finals[text] = _fn("count", *args)  # rows where every value is set, as count(DISTINCT a, b)
+            if isinstance(node, exp.Count):
+                self.finals[text] = self._tally("count")
+            elif isinstance(node, exp.Sum) and len(self.distinct) == 1:
+                self.finals[text] = self._tally("sum")
+            elif isinstance(node, exp.Avg) and len(self.distinct) == 1:
+                self.finals[text] = _fn("try_divide", self._tally("sum"), self._tally("count"))
             else:
-                agg = node.copy()
-                agg.set("this", args[0])
-                self.finals[text] = agg
+                return f"{_agg_name(node).lower()}(DISTINCT ...) cannot be merged"
             return None
         if isinstance(node, exp.Avg):
             arg = node.this.copy()
@@ -164,6 +176,11 @@ class _Builder:
             self.counts.add(self.partials[-1][0])
         return None
 
+    def _tally(self, kind: str) -> exp.Column:
+        name = f"_streamt_t{len(self.tallies)}"
+        self.tallies.append(Tally(name, kind))
+        return _col(name)
+
     def _distinct(self, args: list[exp.Expr]) -> str | None:
         if self.distinct:
             if [e.sql(dialect="spark") for _, e in self.distinct] != [a.sql(dialect="spark") for a in args]:
@@ -172,18 +189,21 @@ class _Builder:
         self.distinct = [(f"_streamt_d{i}", a.copy()) for i, a in enumerate(args)]
         return None
 
-    def rewrite(self, expr: exp.Expr, regroup: bool) -> exp.Expr | str:
-        """``expr`` over state rows; ``regroup``: state rows are finer than groups (re-aggregate)."""
+    def rewrite(self, expr: exp.Expr) -> exp.Expr | str:
+        """``expr`` over state rows (one per group)."""
         keys = {k.sql(dialect="spark"): name for name, k in self.keys}
         columns = {name for name, k in self.keys if isinstance(k, exp.Column)}
         structs = {name for name, k in self.keys if not isinstance(k, exp.Column) and not name.startswith("_")}
-        merges = {name: merge for name, _, merge in self.partials}
+        # a global aggregate of no rows keeps no group: its counts come back NULL from the state's merge
+        zero = {name for name in self.counts} if self.distinct and not self.keys else set()
 
         def replace(node: exp.Expr) -> exp.Expr:  # pre-order: a replaced node's children are not visited
             if isinstance(node, exp.Filter | exp.AggFunc | exp.Anonymous | exp.Any):
                 final = self.finals.get(node.sql(dialect="spark"))
                 if final is not None:
-                    return self._final(final, merges, regroup)
+                    return final.copy().transform(
+                        lambda n: exp.Coalesce(this=n.copy(), expressions=[exp.Literal.number(0)])
+                        if isinstance(n, exp.Column) and n.name in zero else n)
             key = keys.get(node.sql(dialect="spark"))
             if key is not None:
                 return _col(key)
@@ -192,28 +212,13 @@ class _Builder:
             return node
 
         out = expr.copy().transform(replace)
-        state_columns = {n for n, _ in self.keys} | {n for n, _ in self.distinct} | set(merges)
+        state_columns = {n for n, _ in self.keys} | {n for n, _, _ in self.partials} | {t.name for t in self.tallies}
         for column in out.find_all(exp.Column):
             if column.table in structs:
                 continue
             if column.table or column.name not in state_columns:
                 return f"column {column.sql(dialect='spark')} is neither grouped nor aggregated"
         return out
-
-    def _final(self, expr: exp.Expr, merges: dict[str, str], regroup: bool) -> exp.Expr:
-        if not regroup:
-            return expr.copy()
-        empty_is_zero = not self.keys  # a global aggregate of no rows: counts are 0, not NULL
-
-        def again(node: exp.Expr) -> exp.Expr:  # each partial column re-aggregated by its merge
-            if isinstance(node, exp.Column) and node.name in merges:
-                merged = _fn(merges[node.name], node.copy())
-                if empty_is_zero and node.name in self.counts:
-                    return exp.Coalesce(this=merged, expressions=[exp.Literal.number(0)])
-                return merged
-            return node
-
-        return expr.copy().transform(again)
 
 
 def aggregate_state(tree: exp.Query) -> AggregateState | str:
@@ -240,22 +245,19 @@ def aggregate_state(tree: exp.Query) -> AggregateState | str:
             break
     if why:
         return why
-    regroup = bool(b.distinct)
     projections: list[exp.Expr] = []
     for p in select.expressions:
-        out = b.rewrite(p, regroup)
+        out = b.rewrite(p)
         if isinstance(out, str):
             return out
         projections.append(out)
     final = exp.Select(expressions=projections)
     having = select.args.get("having")
     if having is not None:
-        cond = b.rewrite(having.this, regroup)
+        cond = b.rewrite(having.this)
         if isinstance(cond, str):
             return cond
-        final.set("having" if regroup else "where", exp.Having(this=cond) if regroup else exp.Where(this=cond))
-    if regroup and b.keys:
-        final.set("group", exp.Group(expressions=[_col(n) for n, _ in b.keys]))
+        final.set("where", exp.Where(this=cond))
     partial = select.copy()
     partial.set("expressions", [exp.alias_(e.copy(), exp.to_identifier(n, quoted=True))
                                 for n, e in (*b.keys, *b.distinct)] +
@@ -263,5 +265,5 @@ def aggregate_state(tree: exp.Query) -> AggregateState | str:
     group = [e.copy() for _, e in (*b.keys, *b.distinct)]
     partial.set("group", exp.Group(expressions=group) if group else None)
     partial.set("having", None)
-    keys = tuple(n for n, _ in (*b.keys, *b.distinct))
-    return AggregateState(partial, keys, tuple(StateColumn(n, m) for n, _, m in b.partials), final)
+    return AggregateState(partial, tuple(n for n, _ in b.keys), tuple(StateColumn(n, m) for n, _, m in b.partials),
+                          final, tuple(n for n, _ in b.distinct), tuple(b.tallies))

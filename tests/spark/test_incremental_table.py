@@ -191,3 +191,33 @@ def test_appended_table_is_compacted(spark: Any, tmp_project: Any, monkeypatch: 
         modes.append(run(spark, project)["clean"].refresh)
     assert modes[0] == "append" and "full" in modes
     assert len(table(spark, project, "clean")) == 7
+
+
+def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> None:
+    from dagster_streamt.spark.table_state import SET
+
+    models = [{"name": "per_status", "sql": 'SELECT status, count(DISTINCT qty) AS sizes, sum(DISTINCT qty) AS qtys, '
+                                            'avg(DISTINCT qty) AS mean_qty, count(*) AS n, sum(amount) AS total '
+                                            'FROM {{ source("orders_raw") }} GROUP BY status'},
+              {"name": "everyone", "sql": 'SELECT count(DISTINCT customer) AS customers, count(*) AS n '
+                                          'FROM {{ source("orders_raw") }}'}]
+    project = shop(tmp_project, models=models)
+    fresh = shop(tmp_project, name="fresh", models=models)
+    run(spark, project)
+    wh = Warehouse.for_project(project)
+    first_set = {p.name for p in (wh.table_location("per_status") / SET).glob("part-*")}
+    batches = [[dict(FIRST[0], order_id=20, customer=None, qty=None), dict(FIRST[1], order_id=21)],  # NULLs, seen pairs
+               [dict(FIRST[0], order_id=22, customer=None, qty=9), dict(SECOND[1], order_id=23, status="open")]]
+    for i, batch in enumerate(batches):
+        add_orders(project, f"more-{i}.json", batch)
+        add_orders(fresh, f"more-{i}.json", batch)
+        result = run(spark, project)
+        assert {r.refresh for r in result.values()} == {"merge"}, {n: r.refresh_note for n, r in result.items()}
+    version = wh.table_location("per_status")
+    assert first_set <= {p.name for p in (version / SET).glob("part-*")}  # the old pairs are kept as they were
+    pairs = rows(spark, version / SET)
+    assert len(pairs) == len({(r["status"], r["_streamt_d0"]) for r in pairs})  # each pair once, NULL included
+    run(spark, fresh)
+    for name in ("per_status", "everyone"):
+        assert table(spark, project, name) == table(spark, fresh, name), name
+    assert table(spark, project, "everyone") == [(4, 8)]  # ann, bob, zed, then cid; NULL is no customer

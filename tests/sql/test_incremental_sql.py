@@ -204,15 +204,15 @@ def test_peer_hourly_windows() -> None:
 
 def test_peer_tier_revenue_with_a_distinct_count() -> None:
     state = split(TIERS)
-    assert state.keys == ("tier", "_streamt_d0")  # one state row per tier and customer
+    assert state.keys == ("tier",) and state.distinct == ("_streamt_d0",)  # the set: (tier, customer) pairs
     assert merges(state) == [("_streamt_a0", "sum")]
+    assert [(t.name, t.kind) for t in state.tallies] == [("_streamt_t0", "count")]
     assert state.partial.sql(dialect="spark") == (
         "SELECT tier AS `tier`, customer_id AS `_streamt_d0`, SUM(amount) AS `_streamt_a0` FROM customer_orders "
         "GROUP BY tier, customer_id")
-    # state rows are unique per tier and customer, so counting them counts the distinct customers
+    # one state row per tier: the merged sum and the tally of the tier's distinct customers
     assert state.final_sql("st", ["tier", "revenue", "distinct_customers"]) == (
-        "SELECT `tier` AS `tier`, SUM(`_streamt_a0`) AS `revenue`, COUNT(`_streamt_d0`) AS `distinct_customers` "
-        "FROM `st` GROUP BY `tier`")
+        "SELECT `tier` AS `tier`, `_streamt_a0` AS `revenue`, `_streamt_t0` AS `distinct_customers` FROM `st`")
 
 
 def test_global_aggregates() -> None:
@@ -237,23 +237,24 @@ def test_global_aggregates_around_an_expression() -> None:
 
 def test_global_distinct_aggregates() -> None:
     state = split("SELECT count(DISTINCT cid) AS customers, count(*) AS n FROM orders")
-    assert state.keys == ("_streamt_d0",)
+    assert state.keys == () and state.distinct == ("_streamt_d0",)
     assert merges(state) == [("_streamt_a0", "sum")]
     assert state.partial.sql(dialect="spark") == (
         "SELECT cid AS `_streamt_d0`, COUNT(*) AS `_streamt_a0` FROM orders GROUP BY cid")
     assert state.final_sql("s", ["customers", "n"]) == (  # no input rows: a count of 0, not NULL
-        "SELECT COUNT(`_streamt_d0`) AS `customers`, COALESCE(SUM(`_streamt_a0`), 0) AS `n` FROM `s`")
+        "SELECT `_streamt_t0` AS `customers`, COALESCE(`_streamt_a0`, 0) AS `n` FROM `s`")
     many = split("SELECT count(DISTINCT cid) AS c, sum(DISTINCT cid) AS s, avg(DISTINCT cid) AS a FROM orders")
-    assert many.keys == ("_streamt_d0",) and many.values == ()
+    assert many.keys == () and many.values == ()
+    assert [(t.name, t.kind) for t in many.tallies] == [("_streamt_t0", "count"), ("_streamt_t1", "sum"),
+                                                         ("_streamt_t2", "sum"), ("_streamt_t3", "count")]
     assert many.final_sql("s", ["c", "s", "a"]) == (
-        "SELECT COUNT(`_streamt_d0`) AS `c`, SUM(`_streamt_d0`) AS `s`, AVG(`_streamt_d0`) AS `a` FROM `s`")
+        "SELECT `_streamt_t0` AS `c`, `_streamt_t1` AS `s`, TRY_DIVIDE(`_streamt_t2`, `_streamt_t3`) AS `a` FROM `s`")
 
 
 def test_count_distinct_over_two_columns() -> None:
     state = split("SELECT tier, count(DISTINCT cid, country) AS n FROM orders GROUP BY tier")
-    assert state.keys == ("tier", "_streamt_d0", "_streamt_d1")
-    assert state.final_sql("s", ["tier", "n"]) == (
-        "SELECT `tier` AS `tier`, COUNT(`_streamt_d0`, `_streamt_d1`) AS `n` FROM `s` GROUP BY `tier`")
+    assert state.keys == ("tier",) and state.distinct == ("_streamt_d0", "_streamt_d1")
+    assert state.final_sql("s", ["tier", "n"]) == "SELECT `tier` AS `tier`, `_streamt_t0` AS `n` FROM `s`"
 
 
 def test_group_by_ordinals() -> None:
@@ -292,23 +293,21 @@ def test_having_becomes_a_where_over_state_rows() -> None:
         "SELECT `country` AS `country`, `_streamt_a0` AS `n` FROM `s` WHERE `country` <> 'xx' AND `_streamt_a1` > 100")
 
 
-def test_having_with_a_distinct_aggregate_regroups() -> None:
+def test_having_with_a_distinct_aggregate() -> None:
     state = split("SELECT country, count(DISTINCT cid) AS n FROM orders GROUP BY country HAVING count(*) > 1")
-    assert state.keys == ("country", "_streamt_d0")
+    assert state.keys == ("country",) and state.distinct == ("_streamt_d0",)
     assert state.final_sql("s", ["country", "n"]) == (
-        "SELECT `country` AS `country`, COUNT(`_streamt_d0`) AS `n` FROM `s` GROUP BY `country` "
-        "HAVING SUM(`_streamt_a0`) > 1")
+        "SELECT `country` AS `country`, `_streamt_t0` AS `n` FROM `s` WHERE `_streamt_a0` > 1")
 
 
 def test_distinct_mixed_with_other_aggregates() -> None:
     state = split("SELECT country, count(DISTINCT cid) AS a, sum(DISTINCT cid) AS b, avg(amount) AS c, "
                   "min(DISTINCT amount) AS d FROM orders GROUP BY country")
-    assert state.keys == ("country", "_streamt_d0")
+    assert state.keys == ("country",) and state.distinct == ("_streamt_d0",)
     assert merges(state) == [("_streamt_a0", "sum"), ("_streamt_a1", "sum"), ("_streamt_a2", "min")]
     assert state.final_sql("s", ["country", "a", "b", "c", "d"]) == (
-        "SELECT `country` AS `country`, COUNT(`_streamt_d0`) AS `a`, SUM(`_streamt_d0`) AS `b`, "
-        "TRY_DIVIDE(SUM(`_streamt_a0`), SUM(`_streamt_a1`)) AS `c`, MIN(`_streamt_a2`) AS `d` FROM `s` "
-        "GROUP BY `country`")
+        "SELECT `country` AS `country`, `_streamt_t0` AS `a`, `_streamt_t1` AS `b`, "
+        "TRY_DIVIDE(`_streamt_a0`, `_streamt_a1`) AS `c`, `_streamt_a2` AS `d` FROM `s`")
 
 
 def test_filter_clauses() -> None:
