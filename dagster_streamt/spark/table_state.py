@@ -111,7 +111,6 @@ class Merge:
         self.ctx, self.state, self.stored = ctx, state, stored
         self.old = ctx.spark.read.parquet(f"{stored}/_streamt_state")
         self.delta = delta
-        self.new_pairs: DataFrame | None = None
 
     def fits(self) -> bool:
         """Whether the appended rows' partial rows have the stored state's columns."""
@@ -126,29 +125,31 @@ class Merge:
         aggs += [F.sum(_q(t.name)).cast(old.schema[t.name].dataType).alias(t.name) for t in state.tallies]
         keys = [_q(k) for k in state.keys]
         merged = both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
-        try:
-            _write(merged.select(*[_q(c) for c in old.columns]), f"{path}/_streamt_state")
-        finally:
-            if self.new_pairs is not None:
-                self.new_pairs.unpersist()
+        _write(merged.select(*[_q(c) for c in old.columns]), f"{path}/_streamt_state")
 
     def _with_new_pairs(self, path: str) -> list[DataFrame]:
         """Append the pairs not in the set yet; the rows to merge: the stored state, the appended
-        rows' values per group (no tallies) and the new pairs' tallies (no values)."""
+        rows' values per group (no tallies) and the new pairs' tallies (no values), read back from the
+        set's new files (the anti-join runs once)."""
         state, old = self.state, self.old
-        seen = self.ctx.spark.read.parquet(f"{self.stored}/{SET}")
+        stored_set, new_set = Path(self.stored) / SET, Path(path) / SET
+        seen = self.ctx.spark.read.parquet(str(stored_set))
         mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
         cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
-        self.new_pairs = mine.join(seen, cond, "left_anti").persist()
-        link_data_files(Path(self.stored) / SET, Path(path) / SET)
-        _write(self.new_pairs, f"{path}/{SET}", "append")
+        linked = {str(p.relative_to(stored_set)) for p in stored_set.rglob("*") if p.is_file()}
+        link_data_files(stored_set, new_set)
+        _write(mine.join(seen, cond, "left_anti"), str(new_set), "append")
+        added = sorted(str(p) for p in new_set.rglob("*.parquet") if str(p.relative_to(new_set)) not in linked)
         keys = [_q(k) for k in state.keys]
 
         def typed_null(name: str) -> Column:
             return F.lit(None).cast(old.schema[name].dataType).alias(name)
 
         values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
-        tallies = _per_group(state, self.new_pairs, _tally_exprs(state))
         own_values, own_tallies = [_q(v.name) for v in state.values], [_q(t.name) for t in state.tallies]
-        return [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies]),
-                tallies.select(*keys, *[typed_null(v.name) for v in state.values], *own_tallies)]
+        out = [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies])]
+        if added:  # no new pair: no tallies to add
+            new_pairs = self.ctx.spark.read.schema(seen.schema).parquet(*added)
+            out.append(_per_group(state, new_pairs, _tally_exprs(state)).select(
+                *keys, *[typed_null(v.name) for v in state.values], *own_tallies))
+        return out
