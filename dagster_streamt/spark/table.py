@@ -212,10 +212,12 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         if not merge.fits():
             return None
 
-        def write(path: str) -> None:
-            merge.write(path)
-            out, box["obs"] = counted(final_frame(ctx, state, path, schema.names), name)
+        def model_rows(merged: DataFrame, path: str) -> None:
+            out, box["obs"] = counted(final_frame(ctx, state, merged, schema.names), name)
             _writer(out, model, "append")(path)
+
+        def write(path: str) -> None:
+            merge.writes(path, model_rows)
             write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
 
         location = ctx.warehouse.write_version(model.name, write, locked=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from functools import reduce
 from pathlib import Path
 
@@ -97,15 +98,20 @@ def _write(df: DataFrame, path: str, mode: str = "error") -> None:
     collect_flows(df)  # the metrics of observed inputs it read (Spark Connect)
 
 
-def final_frame(ctx: RunContext, state: AggregateState, path: str, names: list[str]) -> DataFrame:
-    """The model's rows computed from the state stored in the version at ``path``."""
+def final_frame(ctx: RunContext, state: AggregateState, groups_: DataFrame | str, names: list[str]) -> DataFrame:
+    """The model's rows computed from state rows: a DataFrame, or the state stored in the version at a path."""
     view = f"streamt_state_{uuid.uuid4().hex[:12]}"
-    ctx.spark.read.parquet(f"{path}/_streamt_state").createOrReplaceTempView(view)
+    rows = ctx.spark.read.parquet(f"{groups_}/_streamt_state") if isinstance(groups_, str) else groups_
+    rows.createOrReplaceTempView(view)
     return ctx.spark.sql(state.final_sql(view, names))
 
 
 class Merge:
-    """The merge of the appended rows' partial rows (``delta``) into the state of version ``stored``."""
+    """The merge of the appended rows' partial rows (``delta``) into the state of version ``stored``.
+
+    Its writes (the extended set, the merged state, the model's rows) are independent Spark jobs over
+    small inputs, so they run at once: each recomputes what it needs from the delta (a few thousand
+    rows) instead of waiting for another's files, which on a small machine is most of a refresh."""
 
     def __init__(self, ctx: RunContext, state: AggregateState, stored: str, delta: DataFrame) -> None:
         self.ctx, self.state, self.stored = ctx, state, stored
@@ -116,40 +122,46 @@ class Merge:
         """Whether the appended rows' partial rows have the stored state's columns."""
         return same_columns(groups(self.state, self.delta).schema, self.old.schema)
 
-    def write(self, path: str) -> None:
-        """The merged state (and the extended set) into the version at ``path``."""
+    def _new_pairs(self) -> DataFrame:
+        """The delta's (group, values) pairs not in the stored set yet."""
+        state = self.state
+        seen = self.ctx.spark.read.parquet(f"{self.stored}/{SET}")
+        mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
+        cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
+        return mine.join(seen, cond, "left_anti")
+
+    def merged(self) -> DataFrame:
+        """The new state: the stored groups merged with the delta's values and new pairs' tallies."""
         state, old = self.state, self.old
-        parts = [old, groups(state, self.delta)] if not state.distinct else self._with_new_pairs(path)
+        keys = [_q(k) for k in state.keys]
+        if not state.distinct:
+            parts = [old, groups(state, self.delta)]
+        else:
+            def typed_null(name: str) -> Column:
+                return F.lit(None).cast(old.schema[name].dataType).alias(name)
+
+            values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
+            tallies = _per_group(state, self._new_pairs(), _tally_exprs(state))
+            own_values, own_tallies = [_q(v.name) for v in state.values], [_q(t.name) for t in state.tallies]
+            parts = [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies]),
+                     tallies.select(*keys, *[typed_null(v.name) for v in state.values], *own_tallies)]
         both = reduce(lambda a, b: a.unionByName(b), parts)
         aggs = [MERGES[v.merge](_q(v.name)).cast(old.schema[v.name].dataType).alias(v.name) for v in state.values]
         aggs += [F.sum(_q(t.name)).cast(old.schema[t.name].dataType).alias(t.name) for t in state.tallies]
-        keys = [_q(k) for k in state.keys]
         merged = both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
-        _write(merged.select(*[_q(c) for c in old.columns]), f"{path}/_streamt_state")
+        return merged.select(*[_q(c) for c in old.columns])
 
-    def _with_new_pairs(self, path: str) -> list[DataFrame]:
-        """Append the pairs not in the set yet; the rows to merge: the stored state, the appended
-        rows' values per group (no tallies) and the new pairs' tallies (no values), read back from the
-        set's new files (the anti-join runs once)."""
-        state, old = self.state, self.old
-        stored_set, new_set = Path(self.stored) / SET, Path(path) / SET
-        seen = self.ctx.spark.read.parquet(str(stored_set))
-        mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
-        cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
-        linked = {str(p.relative_to(stored_set)) for p in stored_set.rglob("*") if p.is_file()}
-        link_data_files(stored_set, new_set)
-        _write(mine.join(seen, cond, "left_anti"), str(new_set), "append")
-        added = sorted(str(p) for p in new_set.rglob("*.parquet") if str(p.relative_to(new_set)) not in linked)
-        keys = [_q(k) for k in state.keys]
-
-        def typed_null(name: str) -> Column:
-            return F.lit(None).cast(old.schema[name].dataType).alias(name)
-
-        values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
-        own_values, own_tallies = [_q(v.name) for v in state.values], [_q(t.name) for t in state.tallies]
-        out = [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies])]
-        if added:  # no new pair: no tallies to add
-            new_pairs = self.ctx.spark.read.schema(seen.schema).parquet(*added)
-            out.append(_per_group(state, new_pairs, _tally_exprs(state)).select(
-                *keys, *[typed_null(v.name) for v in state.values], *own_tallies))
-        return out
+    def writes(self, path: str, model_rows: Callable[[DataFrame, str], None]) -> None:
+        """Write the new set, the merged state and the model's rows (``model_rows(merged, path)``) into
+        the version at ``path``, concurrently; the first failure is raised once all have ended."""
+        merged = self.merged()
+        jobs: list[Callable[[], None]] = [lambda: _write(merged, f"{path}/_streamt_state"),
+                                          lambda: model_rows(merged, path)]
+        if self.state.distinct:
+            link_data_files(Path(self.stored) / SET, Path(path) / SET)
+            jobs.append(lambda: _write(self._new_pairs(), f"{path}/{SET}", "append"))
+        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="streamt-merge") as pool:
+            futures = [pool.submit(job) for job in jobs]
+            wait(futures)
+        for future in futures:
+            future.result()
