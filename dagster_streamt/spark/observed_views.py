@@ -42,14 +42,25 @@ class ObservedViews:
             return spark.sql(text)
         with _LOCK:
             used = {view: df for view, df in self.frames.items() if _quote(view) in text}
-        if not used:
-            return spark.sql(text)
-        escaped = text.replace("{", "{{").replace("}", "}}")
-        refs: dict[str, Any] = {}
-        for i, (view, df) in enumerate(sorted(used.items())):
-            escaped = escaped.replace(_quote(view), "{" + f"streamt_observed_{i}" + "}")
-            refs[f"streamt_observed_{i}"] = df
-        return spark.sql(escaped, **refs)
+        return sql_over(spark, text, used)
+
+
+def sql_over(spark: SparkSession, text: str, frames: dict[str, DataFrame]) -> DataFrame:
+    """``text`` run with each of ``frames`` (view name -> DataFrame) readable under its name. On Spark
+    Connect the DataFrames travel with the query as references: a temporary view over a DataFrame that
+    itself holds such references cannot be created there, and an observation must be in the plan."""
+    if not is_connect(spark):
+        for view, df in frames.items():
+            df.createOrReplaceTempView(view)
+        return spark.sql(text)
+    if not frames:
+        return spark.sql(text)
+    escaped = text.replace("{", "{{").replace("}", "}}")
+    refs: dict[str, Any] = {}
+    for i, (view, df) in enumerate(sorted(frames.items())):
+        escaped = escaped.replace(_quote(view), "{" + f"streamt_frame_{i}" + "}")
+        refs[f"streamt_frame_{i}"] = df
+    return spark.sql(escaped, **refs)
 
 
 def collect_flows(df: DataFrame) -> None:

@@ -29,7 +29,7 @@ from .refresh_plan import InputId, Refresh, RefreshInputs, decide
 from .refresh_record import STATE, RefreshRecord, config_hash, input_key, read_record, write_record
 from .relations import InputStats, Rendered, register, render, source_quarantined
 from .snapshots import model_snapshot, source_snapshot
-from .table_state import SET, Merge, final_frame, same_columns, state_matches, write_state
+from .table_state import SET, Merge, final_frame, same_columns, stage, state_matches, write_state
 from .warehouse import RegistryEntry
 
 INCREMENTAL_FORMATS = ("parquet", "orc", "json", "csv", "avro")
@@ -208,19 +208,24 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         assert plan.state is not None
         renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
         state = plan.state
-        merge = Merge(ctx, state, str(current), ctx.observed.sql(ctx.spark, plan.delta_sql(renames)))
-        if not merge.fits():
-            return None
+        scratch = ctx.warehouse.model_dir(model.name) / f".delta-{ctx.run_id}"  # never a version: not read
+        try:
+            delta = stage(ctx.observed.sql(ctx.spark, plan.delta_sql(renames)), str(scratch))
+            merge = Merge(ctx, state, str(current), delta)
+            if not merge.fits():
+                return None
 
-        def model_rows(merged: DataFrame, path: str) -> None:
-            out, box["obs"] = counted(final_frame(ctx, state, merged, schema.names), name)
-            _writer(out, model, "append")(path)
+            def model_rows(merged: DataFrame, path: str) -> None:
+                out, box["obs"] = counted(final_frame(ctx, state, merged, schema.names), name)
+                _writer(out, model, "append")(path)
 
-        def write(path: str) -> None:
-            merge.writes(path, model_rows)
-            write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
+            def write(path: str) -> None:
+                merge.writes(path, model_rows)
+                write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
 
-        location = ctx.warehouse.write_version(model.name, write, locked=True)
+            location = ctx.warehouse.write_version(model.name, write, locked=True)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         rows = observed_rows(box["obs"])  # type: ignore[arg-type]
     _register_version(ctx, model, schema, rows, location)
     return _result(model, refresh, rows, schema, location, registered.settle(), rendered.sql, start)

@@ -9,6 +9,7 @@ far, which a refresh extends with hard links to the old files plus a file of the
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -21,7 +22,7 @@ from pyspark.sql.types import StructType
 
 from ..sql.aggregate_state import AggregateState
 from .context import RunContext
-from .observed_views import collect_flows
+from .observed_views import collect_flows, sql_over
 from .warehouse import link_data_files
 
 SET = "_streamt_set"
@@ -85,12 +86,20 @@ def write_state(state: AggregateState, partial: DataFrame, path: str) -> None:
     if not state.distinct:
         _write(partial, f"{path}/_streamt_state")
         return
-    kept = partial.persist()  # two writes, one pass over the input
+    staged = stage(partial, f"{path}/_streamt_partial")  # two writes, one pass over the input
     try:
-        _write(pairs(state, kept), f"{path}/{SET}")
-        _write(groups(state, kept), f"{path}/_streamt_state")
+        _write(pairs(state, staged), f"{path}/{SET}")
+        _write(groups(state, staged), f"{path}/_streamt_state")
     finally:
-        kept.unpersist()
+        shutil.rmtree(f"{path}/_streamt_partial", ignore_errors=True)
+
+
+def stage(df: DataFrame, path: str) -> DataFrame:
+    """``df`` written to ``path`` and read back: what several jobs read is computed once, and a plan
+    over it holds no query references (Spark Connect cannot nest a query that travels with its
+    DataFrames in a view or in two branches of one plan)."""
+    _write(df, path)
+    return df.sparkSession.read.parquet(path)
 
 
 def _write(df: DataFrame, path: str, mode: str = "error") -> None:
@@ -102,16 +111,17 @@ def final_frame(ctx: RunContext, state: AggregateState, groups_: DataFrame | str
     """The model's rows computed from state rows: a DataFrame, or the state stored in the version at a path."""
     view = f"streamt_state_{uuid.uuid4().hex[:12]}"
     rows = ctx.spark.read.parquet(f"{groups_}/_streamt_state") if isinstance(groups_, str) else groups_
-    rows.createOrReplaceTempView(view)
-    return ctx.spark.sql(state.final_sql(view, names))
+    return sql_over(ctx.spark, state.final_sql(view, names), {view: rows})
 
 
 class Merge:
-    """The merge of the appended rows' partial rows (``delta``) into the state of version ``stored``.
+    """The merge of the appended rows' partial rows (``delta``, staged: see :func:`stage`) into the
+    state of version ``stored``.
 
     Its writes (the extended set, the merged state, the model's rows) are independent Spark jobs over
-    small inputs, so they run at once: each recomputes what it needs from the delta (a few thousand
-    rows) instead of waiting for another's files, which on a small machine is most of a refresh."""
+    small inputs, so they run at once: each recomputes what it needs from the staged delta (a few
+    thousand rows) instead of waiting for another's files, which on a small machine is most of a
+    refresh."""
 
     def __init__(self, ctx: RunContext, state: AggregateState, stored: str, delta: DataFrame) -> None:
         self.ctx, self.state, self.stored = ctx, state, stored

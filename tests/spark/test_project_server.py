@@ -194,3 +194,45 @@ def test_a_killed_client_takes_the_server_and_its_queries_down(project_dir: Any)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_incremental_refreshes_on_the_server_equal_a_rebuild(spark: Any, tmp_path: Path) -> None:
+    """The rerun after new data goes through the server (Spark Connect): the corrupt records found in the
+    scan of the new file, appended rows, merged aggregation states and DISTINCT sets give the tables a
+    rebuild from scratch gives."""
+    from dagster_streamt.spark.connect_server import port_open
+
+    from .test_incremental_table import COLUMNS, CUSTOMERS, FIRST, MODELS, NAMES, SECOND
+
+    config = {"runtime": {"spark": {"connect_server": {"idle_minutes": 5}}},
+              "sources": [{"name": "orders_raw", "format": "json", "path": "data/orders", "columns": COLUMNS},
+                          {"name": "customers_raw", "format": "json", "path": "data/customers",
+                           "columns": [{"name": "customer", "type": "string"}, {"name": "tier", "type": "string"}]}],
+              "models": [{**m, "materialized": "table"} for m in MODELS]}
+    files = {"data/orders/part-1.json": jsonl(FIRST) + "{not json\n", "data/customers/all.json": jsonl(CUSTOMERS)}
+    project = load(write_project(tmp_path / "proj", config, files))
+    fresh = load(write_project(tmp_path / "fresh", config, files))
+    try:
+        finished(streamt_run(project.root))  # embedded; leaves the server's starter behind
+
+        def up() -> bool:
+            state = read_state(state_dir(project)) or {}
+            return isinstance(state.get("port"), int) and port_open(int(state["port"]))
+
+        assert wait_for(up, 120), "the project's server did not start"
+        for root in (project.root, fresh.root):
+            (root / "data" / "orders" / "part-2.json").write_text(jsonl(SECOND) + "{also not json\n")
+        out = finished(streamt_run(project.root))
+        assert out.count("(incremental:") == 6, out  # clean, enriched appended; four aggregations merged
+        assert "rebuilt: " in out  # the window function and the outer join
+        subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(fresh.root)], check=True,
+                       cwd=REPO, env={**env(), "STREAMT_SPARK_SERVER": "off"}, capture_output=True)
+        for name in NAMES:
+            got, want = (sorted((tuple(r.values()) for r in rows(spark, Warehouse.for_project(p).table_location(name))),
+                                key=repr) for p in (project, fresh))
+            assert [tuple(round(v, 9) if isinstance(v, float) else v for v in r) for r in got] == \
+                [tuple(round(v, 9) if isinstance(v, float) else v for v in r) for r in want], name
+        quarantine = rows(spark, Warehouse.for_project(project).quarantine_dir("orders_raw"))
+        assert sorted(r["raw_record"] for r in quarantine) == ["{also not json", "{not json"]
+    finally:
+        stop_project_server(project)
