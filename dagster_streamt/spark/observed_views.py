@@ -38,11 +38,17 @@ class ObservedViews:
 
     def sql(self, spark: SparkSession, text: str) -> DataFrame:
         """``spark.sql(text)``, with the observed views it names passed as DataFrames on Spark Connect."""
+        return sql_over(spark, text, self._used(spark, text))
+
+    def refers(self, spark: SparkSession, text: str) -> bool:
+        """Whether :meth:`sql` of ``text`` carries DataFrame references (see :func:`sql_over`)."""
+        return bool(self._used(spark, text))
+
+    def _used(self, spark: SparkSession, text: str) -> dict[str, DataFrame]:
         if not is_connect(spark):
-            return spark.sql(text)
+            return {}
         with _LOCK:
-            used = {view: df for view, df in self.frames.items() if _quote(view) in text}
-        return sql_over(spark, text, used)
+            return {view: df for view, df in self.frames.items() if _quote(view) in text}
 
 
 def sql_over(spark: SparkSession, text: str, frames: dict[str, DataFrame]) -> DataFrame:

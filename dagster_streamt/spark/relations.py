@@ -7,13 +7,11 @@ from the warehouse registry, so any model can run alone; a view is recreated fro
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
@@ -22,65 +20,16 @@ from ..compile.render import RenderError, render_sql
 from ..spec.models import FILE_FORMATS, Model
 from ..spec.names import safe_identifier
 from ..spec.project import Project
-from ..spec.topics import topic_folder
 from ..sql import parse_query, whole_scans
 from ..sql.flink import Translation, TranslationError, translate
 from .context import RunContext
 from .errors import ModelRunError
-from .observed_views import observed_metrics
+from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
 from .partitions import KEY_COLUMN, signature
-from .progress import IN_PREFIX
-from .quarantine import quarantine_stream
-from .snapshots import model_snapshot, source_snapshot
-from .source_quarantine import capture_scan, quarantine_new_files
-from .sources import PERMISSIVE, can_stream, read_source, valid_rows
+from .snapshots import model_snapshot
+from .source_views import register_source
+from .sources import PERMISSIVE, can_stream
 from .warehouse import RegistryEntry
-
-Mode = Literal["batch", "stream"]
-DEFAULT_DELAY = "5 seconds"  # streamt's default watermark: 5000 ms of out-of-orderness
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-@dataclass(frozen=True)
-class Input:
-    kind: str  # "source" | "model"
-    name: str
-    mode: Mode  # how this input is read (a stream model reads a table input in batch)
-    view: str  # temporary view name the SQL reads
-    watermark: tuple[str, str] | None = None  # (event-time column, delay) for stream inputs
-    own_watermark: bool = True  # False: borrowed from the consuming model's event_time
-    keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
-    fallback: tuple[str, ...] = ()  # window time columns: watermarked (default delay) when no event_time says
-    capture: bool = False  # a batch source the model's action reads whole: its scan finds the corrupt records
-    files: tuple[str, ...] = ()  # read only these files: the part appended since the model last read it
-
-
-@dataclass(frozen=True)
-class Rendered:
-    model: str
-    sql: str
-    inputs: tuple[Input, ...]
-
-
-@dataclass(frozen=True)
-class InputStats:
-    rows: int | None = None  # rows read from storage (None: unknown, e.g. streams)
-    quarantined: int = 0
-    pending: tuple[Callable[[], InputStats], ...] = ()  # known once the model's action has run (captures)
-
-    def __add__(self, other: InputStats) -> InputStats:
-        rows = None if self.rows is None and other.rows is None else (self.rows or 0) + (other.rows or 0)
-        return InputStats(rows, self.quarantined + other.quarantined, self.pending + other.pending)
-
-    def settle(self) -> InputStats:
-        """The totals, pending parts included; call after the action that reads the inputs."""
-        total = InputStats(self.rows, self.quarantined)
-        for part in self.pending:
-            total = total + part()
-        return total
 
 
 def _event_time(project: Project, kind: str, name: str) -> tuple[str, str] | None:
@@ -242,127 +191,10 @@ def ensure(ctx: RunContext, inp: Input) -> InputStats:
 
 def _register(ctx: RunContext, inp: Input) -> InputStats:
     if inp.kind == "source":
-        return _register_source(ctx, inp)
+        return register_source(ctx, inp)
     if inp.mode == "batch":
         return _register_model_batch(ctx, inp)
     return _register_model_stream(ctx, inp)
-
-
-def _as_timestamp(df: DataFrame, column: str) -> DataFrame:
-    """An event-time column read without a type (JSON strings, epoch milliseconds) as a timestamp."""
-    kind = dict(df.dtypes).get(column, "")
-    if kind.startswith("timestamp"):
-        return df
-    value = F.col(f"`{column}`")
-    integral = kind in ("bigint", "int", "smallint")
-    converted = F.timestamp_millis(value.cast("long")) if integral else F.to_timestamp(value)
-    return df.withColumn(column, converted)
-
-
-def _watermarked(df: DataFrame, inp: Input) -> DataFrame:
-    if inp.watermark is None:
-        column = next((c for c in inp.fallback if c in df.columns), None)
-        return df if column is None else _as_timestamp(df, column).withWatermark(column, DEFAULT_DELAY)
-    column, delay = inp.watermark
-    if column not in df.columns:
-        if not inp.own_watermark:
-            return df  # the consumer's event_time column belongs to another input
-        raise ModelRunError(f"{inp.kind} {inp.name}: event_time column {column!r} is not one of its columns "
-                            f"({', '.join(df.columns)}); fix `event_time.column`")
-    return _as_timestamp(df, column).withWatermark(column, delay)
-
-
-def _counted_stream(df: DataFrame, inp: Input, files: bool = True) -> DataFrame:
-    """Count the rows a stream input delivers per micro-batch (see progress.input_rows) and, for file
-    inputs, when the newest of them arrived (its file's modification time: max_lag without a column)."""
-    metrics = [F.count(F.lit(1)).alias("rows")]
-    if files:
-        metrics.append(F.max(F.unix_micros(F.col("_metadata.file_modification_time"))).alias("arrival"))
-    return df.observe(f"{IN_PREFIX}{inp.view}", *metrics)
-
-
-def _register_source(ctx: RunContext, inp: Input) -> InputStats:
-    source = ctx.project.sources[inp.name]
-    if inp.mode == "stream":
-        read = read_source(ctx.spark, ctx.project, source, streaming=True)
-
-        def quarantine() -> int:
-            if not read.permissive:
-                return 0
-            return quarantine_stream(ctx.spark, ctx.paths, ctx.warehouse, read, ctx.run_id)
-
-        bad = ctx.per_run.get(("quarantine-stream", source.name), quarantine)
-        fmt = source.resolved_format
-        files = fmt in FILE_FORMATS or (fmt == "kafka" and topic_folder(ctx.project, source.topic or "") is not None)
-        _watermarked(_counted_stream(valid_rows(read), inp, files), inp).createOrReplaceTempView(inp.view)
-        return InputStats(None, bad)
-
-    key = ("source-batch", source.name)
-    snapshot = source_snapshot(ctx, source)  # read exactly the files it lists (see input_files)
-    read = read_source(ctx.spark, ctx.project, source, streaming=False,
-                       files=snapshot.paths() if snapshot is not None else None)
-
-    def count() -> InputStats:
-        if read.permissive:
-            rows, bad = quarantine_new_files(ctx, read)
-            return InputStats(rows - bad, bad)
-        return InputStats(read.df.count())
-
-    scan = read_source(ctx.spark, ctx.project, source, streaming=False, files=inp.files) if inp.files else None
-    planned = capture_scan(ctx, read, f"streamt_{inp.view}_{ctx.run_id}", scan) \
-        if (inp.capture or scan is not None) and read.permissive else None
-    if planned is None:
-        stats = ctx.per_run.get(key, count)
-        if scan is not None:  # an incremental refresh: the appended files only
-            return _observed_view(ctx, valid_rows(scan), inp, InputStats(quarantined=stats.quarantined))
-        valid_rows(read).createOrReplaceTempView(inp.view)
-        return stats
-    capture, settle = planned
-
-    def settled() -> InputStats:
-        def compute() -> InputStats:
-            rows, bad = settle()
-            return InputStats(rows - bad, bad)
-
-        total = ctx.per_run.get(key, compute)  # another model may have settled this source meanwhile
-        if scan is None:
-            return total
-        seen = capture.result()  # the appended files' rows: what this refresh read
-        return InputStats(seen.rows - seen.bad if seen is not None else None, total.quarantined)
-
-    ctx.observed.register(ctx.spark, inp.view, capture.valid_rows())
-    return InputStats(pending=(settled,))
-
-
-def source_quarantined(ctx: RunContext, name: str) -> int:
-    """Malformed records of a batch source's current files (the ledger's totals; only files it has
-    not seen are parsed), as a table reading it reports them, without registering a view."""
-    source = ctx.project.sources[name]
-    if source.resolved_format not in PERMISSIVE:
-        return 0
-    snapshot = source_snapshot(ctx, source)
-    read = read_source(ctx.spark, ctx.project, source, streaming=False,
-                       files=snapshot.paths() if snapshot is not None else None)
-    if not read.permissive:
-        return 0
-
-    def count() -> InputStats:
-        rows, bad = quarantine_new_files(ctx, read)
-        return InputStats(rows - bad, bad)
-
-    return ctx.per_run.get(("source-batch", name), count).quarantined
-
-
-def _observed_view(ctx: RunContext, df: DataFrame, inp: Input, stats: InputStats) -> InputStats:
-    """Register ``df`` as ``inp``'s view, its rows counted by the action that reads it."""
-    name = f"streamt_{inp.view}_{uuid.uuid4().hex[:8]}"
-    obs = Observation(name)
-    ctx.observed.register(ctx.spark, inp.view, df.observe(obs, F.count(F.lit(1)).alias("rows")))
-
-    def rows() -> InputStats:
-        return InputStats(int(observed_metrics(obs, name).get("rows") or 0))
-
-    return stats + InputStats(pending=(rows,))
 
 
 def not_materialized(name: str) -> ModelRunError:
@@ -394,7 +226,8 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         if schema is not None:
             reader = reader.schema(schema)
         if inp.files:  # an incremental refresh: the files appended since the consumer last read
-            return _observed_view(ctx, reader.load(list(inp.files)), inp, InputStats())
+            reader.load(list(inp.files)).createOrReplaceTempView(inp.view)
+            return InputStats(_parquet_rows(inp.files) if entry.format == "parquet" else None)
         if entry.layout == "stream" and snapshot is not None and schema is not None:  # pinned to the files its
             # output log has committed
             paths = snapshot.paths()
@@ -406,6 +239,16 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
     if entry.rows is not None and entry.version == location.name:  # counted when this version was written
         return InputStats(entry.rows)
     return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
+
+
+def _parquet_rows(files: tuple[str, ...]) -> int | None:
+    """Rows of Parquet files, from their footers (no Spark job); None when one cannot be read here."""
+    import pyarrow.parquet as pq
+
+    try:
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    except (OSError, ValueError):
+        return None
 
 
 def _read_partitions(ctx: RunContext, entry: RegistryEntry, inp: Input) -> DataFrame:
@@ -427,7 +270,7 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
     if up.materialized == "view":
         rendered = render(ctx, up, "stream")
         stats = register(ctx, rendered)
-        _watermarked(ctx.spark.sql(rendered.sql), inp).createOrReplaceTempView(inp.view)
+        watermarked(ctx.spark.sql(rendered.sql), inp).createOrReplaceTempView(inp.view)
         return stats
     entry = ctx.warehouse.read_entry(inp.name)
     schema = entry.schema() if entry is not None else None
@@ -436,7 +279,7 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
     data = ctx.warehouse.data_dir(inp.name)
     data.mkdir(parents=True, exist_ok=True)
     df = ctx.spark.readStream.format(entry.format).options(**entry.options).schema(schema).load(str(data))
-    _watermarked(_counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
+    watermarked(counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
     return InputStats()
 
 

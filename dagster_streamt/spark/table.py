@@ -27,8 +27,9 @@ from .observed_views import collect_flows
 from .output import counted, format_options, observed_rows, schema_pairs
 from .refresh_plan import InputId, Refresh, RefreshInputs, decide
 from .refresh_record import STATE, RefreshRecord, config_hash, input_key, read_record, write_record
-from .relations import InputStats, Rendered, register, render, source_quarantined
+from .relations import InputStats, Rendered, register, render
 from .snapshots import model_snapshot, source_snapshot
+from .source_views import source_quarantined
 from .table_state import SET, Merge, final_frame, same_columns, stage, state_matches, write_state
 from .warehouse import RegistryEntry
 
@@ -210,7 +211,10 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         state = plan.state
         scratch = ctx.warehouse.model_dir(model.name) / f".delta-{ctx.run_id}"  # never a version: not read
         try:
-            delta = stage(ctx.observed.sql(ctx.spark, plan.delta_sql(renames)), str(scratch))
+            text = plan.delta_sql(renames)
+            delta = ctx.observed.sql(ctx.spark, text)
+            if ctx.observed.refers(ctx.spark, text):  # observed source reads (Spark Connect): staged, read once
+                delta = stage(delta, str(scratch))
             merge = Merge(ctx, state, str(current), delta)
             if not merge.fits():
                 return None

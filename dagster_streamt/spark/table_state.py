@@ -118,10 +118,8 @@ class Merge:
     """The merge of the appended rows' partial rows (``delta``, staged: see :func:`stage`) into the
     state of version ``stored``.
 
-    Its writes (the extended set, the merged state, the model's rows) are independent Spark jobs over
-    small inputs, so they run at once: each recomputes what it needs from the staged delta (a few
-    thousand rows) instead of waiting for another's files, which on a small machine is most of a
-    refresh."""
+    The merged state and the model's rows are independent Spark jobs over small inputs, so they run at
+    once, each recomputing the small merge instead of waiting for the other's files."""
 
     def __init__(self, ctx: RunContext, state: AggregateState, stored: str, delta: DataFrame) -> None:
         self.ctx, self.state, self.stored = ctx, state, stored
@@ -132,16 +130,23 @@ class Merge:
         """Whether the appended rows' partial rows have the stored state's columns."""
         return same_columns(groups(self.state, self.delta).schema, self.old.schema)
 
-    def _new_pairs(self) -> DataFrame:
-        """The delta's (group, values) pairs not in the stored set yet."""
+    def _append_new_pairs(self, path: str) -> DataFrame | None:
+        """Extend the set in the version at ``path`` with the delta's pairs not in the stored set yet
+        (hard links to its files, then one file of the new pairs); those pairs, read back from it
+        (None: no new pair)."""
         state = self.state
-        seen = self.ctx.spark.read.parquet(f"{self.stored}/{SET}")
+        stored_set, new_set = Path(self.stored) / SET, Path(path) / SET
+        seen = self.ctx.spark.read.parquet(str(stored_set))
         mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
         cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
-        return mine.join(seen, cond, "left_anti")
+        linked = {p.relative_to(stored_set) for p in stored_set.rglob("*") if p.is_file()}
+        link_data_files(stored_set, new_set)
+        _write(mine.join(seen, cond, "left_anti"), str(new_set), "append")
+        added = sorted(str(p) for p in new_set.rglob("*.parquet") if p.relative_to(new_set) not in linked)
+        return self.ctx.spark.read.schema(seen.schema).parquet(*added) if added else None
 
-    def merged(self) -> DataFrame:
-        """The new state: the stored groups merged with the delta's values and new pairs' tallies."""
+    def merged(self, new_pairs: DataFrame | None) -> DataFrame:
+        """The new state: the stored groups merged with the delta's values and the new pairs' tallies."""
         state, old = self.state, self.old
         keys = [_q(k) for k in state.keys]
         if not state.distinct:
@@ -151,10 +156,11 @@ class Merge:
                 return F.lit(None).cast(old.schema[name].dataType).alias(name)
 
             values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
-            tallies = _per_group(state, self._new_pairs(), _tally_exprs(state))
             own_values, own_tallies = [_q(v.name) for v in state.values], [_q(t.name) for t in state.tallies]
-            parts = [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies]),
-                     tallies.select(*keys, *[typed_null(v.name) for v in state.values], *own_tallies)]
+            parts = [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies])]
+            if new_pairs is not None:
+                parts.append(_per_group(state, new_pairs, _tally_exprs(state)).select(
+                    *keys, *[typed_null(v.name) for v in state.values], *own_tallies))
         both = reduce(lambda a, b: a.unionByName(b), parts)
         aggs = [MERGES[v.merge](_q(v.name)).cast(old.schema[v.name].dataType).alias(v.name) for v in state.values]
         aggs += [F.sum(_q(t.name)).cast(old.schema[t.name].dataType).alias(t.name) for t in state.tallies]
@@ -162,14 +168,12 @@ class Merge:
         return merged.select(*[_q(c) for c in old.columns])
 
     def writes(self, path: str, model_rows: Callable[[DataFrame, str], None]) -> None:
-        """Write the new set, the merged state and the model's rows (``model_rows(merged, path)``) into
-        the version at ``path``, concurrently; the first failure is raised once all have ended."""
-        merged = self.merged()
+        """Extend the set (first: the tallies need its new pairs), then write the merged state and the
+        model's rows (``model_rows(merged, path)``) into the version at ``path`` concurrently; the
+        first failure is raised once both have ended."""
+        merged = self.merged(self._append_new_pairs(path) if self.state.distinct else None)
         jobs: list[Callable[[], None]] = [lambda: _write(merged, f"{path}/_streamt_state"),
                                           lambda: model_rows(merged, path)]
-        if self.state.distinct:
-            link_data_files(Path(self.stored) / SET, Path(path) / SET)
-            jobs.append(lambda: _write(self._new_pairs(), f"{path}/{SET}", "append"))
         with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="streamt-merge") as pool:
             futures = [pool.submit(job) for job in jobs]
             wait(futures)
