@@ -153,6 +153,15 @@ def proc_cpu(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
 
+def warm_cli_pid(project: Path) -> int | None:
+    """The project's warm command process (``dagster_streamt.cli.warm_cli``), which forks the runs it
+    takes: their CPU is counted in its children's (``proc_cpu``)."""
+    try:
+        return int((project / ".streamt" / "connect-server" / "warm-cli.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def server_pid(project: Path, timeout: float = 180.0) -> tuple[int, float]:
     """(pid, seconds waited) of the project's Connect server once it answers and has been warmed up: a
     first run leaves a starter behind that does both (``.streamt/connect-server/``)."""
@@ -162,7 +171,8 @@ def server_pid(project: Path, timeout: float = 180.0) -> tuple[int, float]:
         try:
             state = json.loads((folder / "server.json").read_text())
             with socket.create_connection(("127.0.0.1", int(state["port"])), timeout=0.5):
-                if (folder / "warm").exists():  # and the starter's warm-up is over (it uses both cores)
+                # and the starter's warm-up is over (it uses both cores), and the warm command process is up
+                if (folder / "warm").exists() and (folder / "cli.sock").exists():
                     return int(state["pid"]), time.perf_counter() - start
         except (OSError, ValueError, KeyError):
             pass
@@ -265,11 +275,12 @@ class Bench:
         ``reap=False``: a run that starts that server, which outlives it: timed to the CLI's exit.
         ``rebuild``: every table rebuilt from all its input (``--full-refresh``), as on a fresh project."""
         env = server_env(server is not None or not reap)
-        before = proc_cpu(server) if server else 0.0
+        warm = warm_cli_pid(project) if server else None  # the project's warm command process forks the run
+        before = (proc_cpu(server) if server else 0.0) + (proc_cpu(warm) if warm else 0.0)
         cmd = [*streamt_cmd(), "run", "-p", str(project), *(["--full-refresh", REBUILD_ALL] if rebuild else [])]
         run = timed(cmd, self.peer, project.parent, env, label) if reap else wall_timed(cmd, project.parent, env, label)
         if server and run.cpu is not None:
-            run.cpu += proc_cpu(server) - before
+            run.cpu += proc_cpu(server) + (proc_cpu(warm) if warm else 0.0) - before
         got = fingerprint(streamt_outputs(project))
         summary = parse_summary(run.stdout)
         note = f"Dagster run {run_total(run.stdout)} s; " + ", ".join(

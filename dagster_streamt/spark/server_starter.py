@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -43,6 +44,18 @@ def start_from_spec(spec: str) -> None:
             os._exit(0)
         work.join(0.5)
     print(time.strftime("%Y-%m-%dT%H:%M:%S"), "warmed up", flush=True)
+    if isinstance(pid, int) and pid_alive(pid):
+        _spawn_warm_cli(folder, pid)
+
+
+def _spawn_warm_cli(folder: Path, pid: int) -> None:
+    """The project's warm command process (``dagster_streamt.cli.warm_cli``), for as long as the server."""
+    log = open(folder / "warm-cli.log", "a", encoding="utf-8")  # noqa: SIM115 - handed to the child
+    try:
+        subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli.warm_cli", str(folder), str(pid)],
+                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+    finally:
+        log.close()
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def _connect(project: Project, settings: SparkSettings, conf: Mapping[str, str])
     return _client(url, conf)
 
 
-def _connect_modules() -> None:
+def connect_modules() -> None:
     """Import pyspark's Spark Connect client. Its progress bar asks IPython for the terminal size when
     IPython happens to be installed: 0.8 s of imports in every client process, for a bar a run never
     shows. While no IPython is loaded, the client is imported with IPython looking absent (pyspark
@@ -85,7 +85,7 @@ def _connect_modules() -> None:
 
 
 def _client(url: str, conf: Mapping[str, str]) -> SparkSession:
-    _connect_modules()
+    connect_modules()
     # Only SQL settings can be changed by a client; static ones belong to the server.
     runtime: dict[str, str | int | float | bool | None] = {
         k: v for k, v in conf.items() if k.startswith("spark.sql.") and

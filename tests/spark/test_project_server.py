@@ -116,6 +116,8 @@ def test_started_after_the_first_run_used_by_the_next_and_replaced_for_another_c
     project = project_dir()
     finished(streamt_run(project.root))  # runs embedded, then leaves a starter behind
     pid = server_up(project)
+    warm = state_dir(project) / "warm-cli.log"  # the warm command process comes up after the warm-up
+    assert wait_for(lambda: warm.is_file() and "ready at" in warm.read_text(), 60), "no warm command process"
     first, second = streamt_run(project.root), streamt_run(project.root)  # at once: both use that server
     (project.root / "in" / "b.json").write_text(jsonl({"id": 10} for _ in range(1)))
     finished(first), finished(second)
@@ -127,6 +129,8 @@ def test_started_after_the_first_run_used_by_the_next_and_replaced_for_another_c
     finished(probe)
     finished(streamt_run(project.root))
     assert rows(spark, Warehouse.for_project(project).table_location("total")) == [{"n": 6, "s": 20}]
+    log = warm.read_text()  # those runs were forked by the warm process, each exiting 0
+    assert log.count("streamt run -p") == 3 and log.count(": exit 0") == 3, log
 
     changed = project_dir(partitions="3")  # another session conf: embedded, and the server is replaced
     finished(streamt_run(changed.root))
