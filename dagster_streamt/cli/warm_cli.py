@@ -187,4 +187,7 @@ def _reap(running: dict[int, socket.socket], sel: object) -> None:
 
 
 if __name__ == "__main__":
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")  # as the CLI does
     serve(Path(sys.argv[1]), int(sys.argv[2]))
