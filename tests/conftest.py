@@ -4,6 +4,7 @@ a factory for small throwaway projects on disk."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,14 @@ from dagster_streamt.spec.project import Project
 # test asks for the project's Connect server itself (tests/spark/test_project_server.py): a server left
 # by one test would outlive it.
 os.environ.setdefault("STREAMT_SPARK_SERVER", "off")
-# Nor does a JVM of the suite write the machine's class archive at its exit (tests/spark/test_jvm_archive.py
-# checks it with a folder of its own).
-os.environ.setdefault("STREAMT_JVM_ARCHIVE", "off")
+# The CLI processes the suite starts map a class archive as every local JVM does by default (about 2 s
+# less per JVM start), the suite's own (its first JVM writes it; tests/spark/test_jvm_archive.py checks
+# the archive with a folder of its own); never the user's one.
+os.environ.setdefault("STREAMT_JVM_ARCHIVE_DIR",
+                      str(Path(tempfile.gettempdir()) / f"streamt-test-jvm-archive-{os.getuid()}"))
+# A project server the suite starts runs the short warm-up (one build, one refresh: the same code paths
+# as the full one, without its 50 s of JIT warming).
+os.environ.setdefault("STREAMT_SERVER_WARMUP", "quick")
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]
@@ -54,7 +60,15 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}
     if POSTGRES_JAR.is_file():
         conf["spark.jars"] = str(POSTGRES_JAR)
-    session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
+    previous = os.environ.get("STREAMT_JVM_ARCHIVE")
+    os.environ["STREAMT_JVM_ARCHIVE"] = "off"  # its classpath (the JDBC driver) is not the CLI processes'
+    try:
+        session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
+    finally:
+        if previous is None:
+            os.environ.pop("STREAMT_JVM_ARCHIVE")
+        else:
+            os.environ["STREAMT_JVM_ARCHIVE"] = previous
     yield session
     stop_session(session)
 

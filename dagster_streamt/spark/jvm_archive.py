@@ -8,8 +8,12 @@ them instead; measured here on the peer pipeline's first query: the session up i
 The archive belongs to one Java, one Spark (its jars) and one extra classpath, so its file name is a
 hash of them. The first local driver that finds none dumps its classes when it exits (the JVM does
 it after the run's output is printed: a few seconds, once) into a temporary file; a later run that
-finds the file complete and its writer gone adopts it with an atomic rename. A JVM that cannot use
-the archive (another Java, a damaged file) ignores it silently (``-Xshare:auto``, CDS logging off).
+finds the file written and its writer gone adopts it with an atomic rename, once a JVM started with
+it has been seen to start: a dump cut short (its JVM killed while writing) would make every JVM that
+maps it crash (SIGBUS), so it is dropped instead, and the next run writes a new one. The adopted
+archive is checked that way again whenever its size or time changes (``<key>.ok`` remembers the last
+check). A JVM that cannot use the archive otherwise (another Java, another classpath) ignores it
+silently (``-Xshare:auto``, CDS logging off).
 
 Where: ``$STREAMT_JVM_ARCHIVE_DIR``, else ``$XDG_CACHE_HOME/dagster-streamt/jvm``, else
 ``~/.cache/dagster-streamt/jvm``. ``STREAMT_JVM_ARCHIVE=off`` runs without one (the test suite does).
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import time
 import uuid
 from collections.abc import Mapping
@@ -81,19 +86,55 @@ def _writer_alive(tmp: Path) -> bool:
     return False
 
 
+def _starts_with(archive: Path) -> bool:
+    """Whether a JVM mapping ``archive`` starts (about 0.1 s): a truncated archive crashes it."""
+    java = find_java()
+    if java is None:
+        return False
+    try:
+        proc = subprocess.run([str(java), f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", *QUIET.split(),
+                               "-XX:-CreateCoredumpOnCrash", f"-XX:ErrorFile={os.devnull}", "-version"],
+                              capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def _stamp(archive: Path) -> str:
+    st = archive.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _checked(final: Path, ok: Path) -> bool:
+    """``final`` is usable: checked before (the same size and time) or now; a damaged one is removed."""
+    try:
+        if ok.is_file() and ok.read_text(encoding="utf-8") == _stamp(final):
+            return True
+        if _starts_with(final):
+            ok.write_text(_stamp(final), encoding="utf-8")
+            return True
+        final.unlink()
+    except OSError:
+        pass
+    return False
+
+
 def _adopt(folder: Path, key: str, final: Path) -> bool:
-    """Rename a complete temporary archive of ``key`` to ``final``; drop leftovers once it exists."""
+    """Rename a complete temporary archive of ``key`` to ``final``; drop leftovers once it exists, and
+    dumps cut short."""
+    ok = folder / f"{key}.ok"
     for tmp in sorted(folder.glob(f"{key}.*.jsa.tmp")):
         try:
             if tmp.stat().st_size == 0 or _writer_alive(tmp):
                 continue
-            if final.is_file():
+            if final.is_file() or not _starts_with(tmp):
                 tmp.unlink()
             else:
                 os.replace(tmp, final)
+                ok.write_text(_stamp(final), encoding="utf-8")
         except OSError:
             continue
-    return final.is_file()
+    return final.is_file() and _checked(final, ok)
 
 
 def java_options(conf: Mapping[str, str], *, dump: bool = True) -> str:

@@ -9,10 +9,15 @@ window aggregation, a distinct count, each kept with its refresh record) and inc
 after new files arrive (appends, merged aggregation states). Those are the paths the next runs
 take. It writes only under the server's state folder and deletes what it wrote; ``warm`` records
 when it finished.
+
+``STREAMT_SERVER_WARMUP``: ``full`` (the default: a full build, a rebuild and a dozen refreshes, about
+50 s of both cores here), ``quick`` (one build and one refresh: the paths compiled, the JIT hardly
+warm; the test suite's default) or ``off`` (nothing run: the first runs on a new server are slower).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -22,6 +27,18 @@ FILES = 4
 # The JIT compiles what runs often: the planner's and writer's code runs per query, not per row, so
 # many small refreshes warm more of a run's path than a few big builds.
 ROUNDS = ("full", *["refresh"] * 6, "rebuild", *["refresh"] * 6)
+QUICK_ROUNDS = ("full", "refresh")
+QUICK_ROWS = 5_000
+WARMUP_ENV = "STREAMT_SERVER_WARMUP"
+
+
+def rounds() -> tuple[tuple[str, ...], int]:
+    """The warm-up's rounds and rows per build as ``STREAMT_SERVER_WARMUP`` asks (an unknown value: the
+    full warm-up)."""
+    mode = os.environ.get(WARMUP_ENV, "full").strip().lower()
+    if mode in ("off", "0", "false", "no", "none"):
+        return (), 0
+    return (QUICK_ROUNDS, QUICK_ROWS) if mode == "quick" else (ROUNDS, ROWS)
 PROJECT = """\
 project: {name: streamt_warm_up, version: "1"}
 runtime:
@@ -82,6 +99,18 @@ def _orders(spark: object, first: int, rows: int, files: int, folder: Path) -> N
 
 
 def warm_up(url: str, folder: Path) -> None:
+    """Run the warm-up; ``warm`` is written when it is over, whether it worked or not (a failure is a bug
+    of ours, printed to the starter's log: the server itself works, only colder)."""
+    todo, rows = rounds()
+    try:
+        if todo:
+            _run(url, folder, todo, rows)
+    except Exception as exc:  # noqa: BLE001 - reported, and the server stays usable
+        print(time.strftime("%Y-%m-%dT%H:%M:%S"), f"warm-up failed: {type(exc).__name__}: {exc}", flush=True)
+    (folder / "warm").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
+
+
+def _run(url: str, folder: Path, todo: tuple[str, ...], full_rows: int) -> None:
     from pyspark.sql import SparkSession
 
     from ..spec.loader import load_project
@@ -99,15 +128,14 @@ def warm_up(url: str, folder: Path) -> None:
         if project is None:
             raise RuntimeError("the warm-up project does not load")
         first = 0
-        for kind in ROUNDS:
-            rows = ROWS if kind != "refresh" else ROWS // 50
+        for kind in todo:
+            rows = full_rows if kind != "refresh" else full_rows // 50
             _orders(spark, first, rows, FILES if kind != "refresh" else 1, scratch / "raw")
             first += rows
             refresh = set(MODELS) if kind == "rebuild" else set()
             failed = [r for r in run_models(spark, project, MODELS, LEVELS, UPSTREAM, refresh) if not r.ok]
             if failed:
                 raise RuntimeError(f"warm-up model {failed[0].model} failed: {failed[0].error}")
-        (folder / "warm").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         spark.stop()

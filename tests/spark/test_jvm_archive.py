@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import jvm_archive
+from dagster_streamt.spark.java import find_java
 from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_archive
 
 from ..conftest import write_project
@@ -55,6 +56,10 @@ def test_a_dump_in_progress_is_left_alone(folder: Path) -> None:
     tmp = folder / f"{key}.busy.jsa.tmp"
     tmp.write_bytes(b"partial")
     writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", str(tmp)])
+    cmdline = Path(f"/proc/{writer.pid}/cmdline")
+    deadline = time.monotonic() + 10  # until the child has exec'd: before, /proc shows pytest's command line
+    while time.monotonic() < deadline and str(tmp).encode() not in cmdline.read_bytes():
+        time.sleep(0.02)
     try:
         assert "ArchiveClassesAtExit" in java_options({}) and tmp.exists()
     finally:
@@ -96,6 +101,32 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
     run("--full-refresh", "total")  # adopts it and starts its JVM with it
     archives = list(folder.glob("*.jsa"))
     assert len(archives) == 1 and archives[0].stat().st_size > 1_000_000
-    archives[0].write_bytes(b"not an archive")  # damaged: ignored, the run goes on
-    out = run("--full-refresh", "total").stdout
-    assert "total" in out and "success" in out
+    archive = archives[0]
+    data = archive.read_bytes()
+    key = archive.name.removesuffix(".jsa")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STREAMT_JVM_ARCHIVE", "on")
+        mp.setenv("STREAMT_JVM_ARCHIVE_DIR", str(folder))
+        java = find_java()
+        assert java is not None
+
+        def starts(options: str) -> bool:
+            proc = subprocess.run([str(java), *options.split(), "-XX:-CreateCoredumpOnCrash", "-version"],
+                                  capture_output=True, text=True, timeout=60, cwd=tmp_path)
+            return proc.returncode == 0
+
+        options = java_options({})
+        assert "SharedArchiveFile" in options and starts(options)
+        # a dump cut short (its JVM killed while writing) would crash every JVM mapping it: never adopted
+        archive.unlink()
+        cut = folder / f"{key}.cut.jsa.tmp"
+        cut.write_bytes(data[: len(data) // 2])
+        assert not starts(f"-XX:SharedArchiveFile={cut} -Xshare:auto")  # what it would do
+        options = java_options({})
+        assert "ArchiveClassesAtExit" in options and not cut.exists() and not archive.exists()
+        # an adopted archive damaged later (the same check, once its size or time changed): removed
+        archive.write_bytes(data[: len(data) // 2])
+        assert "ArchiveClassesAtExit" in java_options({}) and not archive.exists()
+        archive.write_bytes(b"not an archive")  # not an archive at all: a JVM ignores it and starts
+        options = java_options({})
+        assert "SharedArchiveFile" in options and starts(options)

@@ -90,8 +90,9 @@ def server_up(project: Any) -> int:
         return isinstance(state.get("port"), int) and port_open(int(state["port"])) \
             and (state_dir(project) / "warm").exists()  # type: ignore[arg-type]
 
-    assert wait_for(up, 120), (state_dir(project) / "starter.log").read_text() \
-        if (state_dir(project) / "starter.log").exists() else "no starter log"
+    log = state_dir(project) / "starter.log"
+    assert wait_for(up, 120), log.read_text() if log.exists() else "no starter log"
+    assert "warm-up failed" not in log.read_text(), log.read_text()  # the warm-up ran our materializers
     return server_pid(project)
 
 
