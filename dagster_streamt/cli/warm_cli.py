@@ -61,6 +61,13 @@ def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> N
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})  # type: ignore[call-overload]
         os.environ[ENV] = "off"  # this is the command's process: it must not hand itself over again
+        if "SPARK_CONNECT_LOG_LEVEL" not in os.environ:
+            # pyspark turns its Connect client's log off when imported without this variable, but here it
+            # was imported before the command configured logging (which re-enables existing loggers):
+            # keep it as quiet as in a command's own process
+            import logging
+
+            logging.getLogger("pyspark.sql.connect.logging").setLevel(logging.CRITICAL + 1)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the inherited descriptors, rebound

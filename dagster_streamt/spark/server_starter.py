@@ -59,4 +59,7 @@ def _spawn_warm_cli(folder: Path, pid: int) -> None:
 
 
 if __name__ == "__main__":
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")  # as the CLI does
     start_from_spec(sys.argv[1])

@@ -105,7 +105,7 @@ def warm_up(url: str, folder: Path) -> None:
     try:
         if todo:
             _run(url, folder, todo, rows)
-    except Exception as exc:  # noqa: BLE001 - reported, and the server stays usable
+    except Exception as exc:  # reported; the server stays usable
         print(time.strftime("%Y-%m-%dT%H:%M:%S"), f"warm-up failed: {type(exc).__name__}: {exc}", flush=True)
     (folder / "warm").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
 
