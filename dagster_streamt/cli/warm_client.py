@@ -33,8 +33,9 @@ def _project_dir(args: list[str]) -> str:
 
 def hand_over(args: list[str]) -> int | None:
     """Run ``streamt ARGS`` in the project's warm process; its exit status, or None (nothing was
-    started) when there is none to take it: the caller runs the command itself."""
-    if not args or args[0] not in COMMANDS or not hasattr(socket, "send_fds") or \
+    started) when there is none to take it: the caller runs the command itself. A long-lived
+    ``--continuous`` run gains nothing from it and keeps its own process."""
+    if not args or args[0] not in COMMANDS or "--continuous" in args or not hasattr(socket, "send_fds") or \
             os.environ.get(ENV, "").lower() in ("off", "0", "false", "no") or \
             os.environ.get("STREAMT_SPARK_SERVER", "").lower() in ("off", "0", "false", "no"):
         return None
@@ -51,11 +52,13 @@ def hand_over(args: list[str]) -> int | None:
         if "pid" not in first:  # refused (stale code, busy): nothing started
             return None
         child = int(first["pid"])
-        previous = signal.signal(signal.SIGINT, lambda *_: os.kill(child, signal.SIGINT))
+        passed = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # to the command, which decides how to stop
+        previous = {sig: signal.signal(sig, lambda sig, _: os.kill(child, sig)) for sig in passed}
         try:
             last = json.loads(reader.readline() or '{"exit": 1}')
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         return int(last.get("exit", 1))
     except (OSError, ValueError):
         return None

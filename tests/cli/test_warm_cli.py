@@ -88,6 +88,7 @@ def test_stale_code_is_refused_and_nothing_runs(warm, monkeypatch):  # type: ign
     assert "streamt run" not in (folder / "warm-cli.log").read_text()
     # commands it does not take, and projects without a warm process, are not handed over either
     assert warm_client.hand_over(["validate", "-p", str(root)]) is None
+    assert warm_client.hand_over(["run", "--continuous", "-p", str(root)]) is None
     assert warm_client.hand_over(["run", "-p", str(root.parent)]) is None
 
 
