@@ -60,15 +60,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}
     if POSTGRES_JAR.is_file():
         conf["spark.jars"] = str(POSTGRES_JAR)
-    previous = os.environ.get("STREAMT_JVM_ARCHIVE")
-    os.environ["STREAMT_JVM_ARCHIVE"] = "off"  # its classpath (the JDBC driver) is not the CLI processes'
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STREAMT_JVM_ARCHIVE", "off")  # its classpath (the JDBC driver) is not the CLI processes'
         session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
-    finally:
-        if previous is None:
-            os.environ.pop("STREAMT_JVM_ARCHIVE")
-        else:
-            os.environ["STREAMT_JVM_ARCHIVE"] = previous
     yield session
     stop_session(session)
 

@@ -10,6 +10,8 @@ import signal
 import socket
 from pathlib import Path
 
+from ..core.switches import SPARK_SERVER_ENV, switched_off
+
 SOCKET = "cli.sock"
 ENV = "STREAMT_WARM_CLI"
 COMMANDS = ("run", "test", "backfill")
@@ -36,8 +38,7 @@ def hand_over(args: list[str]) -> int | None:
     started) when there is none to take it: the caller runs the command itself. A long-lived
     ``--continuous`` run gains nothing from it and keeps its own process."""
     if not args or args[0] not in COMMANDS or "--continuous" in args or not hasattr(socket, "send_fds") or \
-            os.environ.get(ENV, "").lower() in ("off", "0", "false", "no") or \
-            os.environ.get("STREAMT_SPARK_SERVER", "").lower() in ("off", "0", "false", "no"):
+            switched_off(ENV) or switched_off(SPARK_SERVER_ENV):
         return None
     path = Path(_project_dir(args[1:])).resolve() / ".streamt" / "connect-server" / SOCKET
     if not path.exists():

@@ -16,7 +16,7 @@ check). A JVM that cannot use the archive otherwise (another Java, another class
 silently (``-Xshare:auto``, CDS logging off).
 
 Where: ``$STREAMT_JVM_ARCHIVE_DIR``, else ``$XDG_CACHE_HOME/dagster-streamt/jvm``, else
-``~/.cache/dagster-streamt/jvm``. ``STREAMT_JVM_ARCHIVE=off`` runs without one (the test suite does).
+``~/.cache/dagster-streamt/jvm``. ``STREAMT_JVM_ARCHIVE=off`` runs without one.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..core.switches import switched_off
 from .java import find_java
 
 ARCHIVE_ENV = "STREAMT_JVM_ARCHIVE"
@@ -40,7 +41,7 @@ STALE_S = 600.0  # without /proc, a temporary archive this old has no writer any
 
 
 def enabled() -> bool:
-    return os.environ.get(ARCHIVE_ENV, "").lower() not in ("off", "0", "false", "no")
+    return not switched_off(ARCHIVE_ENV)
 
 
 def archive_dir() -> Path:

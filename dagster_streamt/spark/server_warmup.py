@@ -22,6 +22,8 @@ import shutil
 import time
 from pathlib import Path
 
+from ..core.switches import switched_off
+
 ROWS = 100_000  # orders of each full build; each refresh adds ROWS // 50
 FILES = 4
 # The JIT compiles what runs often: the planner's and writer's code runs per query, not per row, so
@@ -35,9 +37,9 @@ WARMUP_ENV = "STREAMT_SERVER_WARMUP"
 def rounds() -> tuple[tuple[str, ...], int]:
     """The warm-up's rounds and rows per build as ``STREAMT_SERVER_WARMUP`` asks (an unknown value: the
     full warm-up)."""
-    mode = os.environ.get(WARMUP_ENV, "full").strip().lower()
-    if mode in ("off", "0", "false", "no", "none"):
+    if switched_off(WARMUP_ENV):
         return (), 0
+    mode = os.environ.get(WARMUP_ENV, "full").strip().lower()
     return (QUICK_ROUNDS, QUICK_ROWS) if mode == "quick" else (ROUNDS, ROWS)
 PROJECT = """\
 project: {name: streamt_warm_up, version: "1"}

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.switches import SPARK_SERVER_ENV, switched_off
 from ..spec.models import ConnectServer
 from ..spec.project import Project
 from .paths import ProjectPaths
 
-SERVER_ENV = "STREAMT_SPARK_SERVER"  # "off": every run starts its own JVM, whatever runtime.spark says
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 
 
@@ -45,7 +45,7 @@ class SparkSettings:
     def project_server(self) -> bool:
         """Runs go to the project's own auto-started Connect server (see :mod:`.project_server`)."""
         return (self.connect_server.start == "auto" and not self.remote and bool(_LOCAL.match(self.master))
-                and os.environ.get(SERVER_ENV, "").lower() not in ("off", "0", "false", "no"))
+                and not switched_off(SPARK_SERVER_ENV))
 
     @property
     def mode(self) -> str:
