@@ -145,7 +145,7 @@ def run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelResu
     result = _run_one(ctx, name, full_refresh)
     if not result.ok and result.error and any(t in result.error for t in TRANSIENT):
         log.warning("model %s: transient Spark error, retrying once: %s", name, result.error)
-        result = _run_one(ctx, name, full_refresh=False)
+        result = _run_one(ctx, name, full_refresh)  # the retry is the same run: a full refresh stays one
     return result
 
 

@@ -42,3 +42,44 @@ def test_failure_skips_exactly_its_downstream(spark: Any, tmp_project: Any) -> N
     assert results["after_after"].error == "skipped: upstream model broken failed"
     assert results["kinds"].rows_written == 2 and results["kinds"].input_rows == 3
     assert order.index(results["kinds"]) > order.index(results["base"])
+
+
+def test_transient_error_retry_keeps_the_full_refresh(spark: Any, tmp_project: Any, tmp_path: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from dagster_streamt.spark import Warehouse, runner
+
+    project = tmp_project({
+        "sources": [{"name": "events", "format": "json", "path": "events.json",
+                     "columns": [{"name": "id", "type": "bigint"}, {"name": "kind", "type": "string"}]}],
+        "models": [{"name": "base", "materialized": "table", "sql": 'SELECT id, kind FROM {{ source("events") }}'}],
+    }, {"events.json": jsonl([{"id": 1, "kind": "a"}, {"id": 2, "kind": "b"}, {"id": 3, "kind": "a"}])})
+    models, levels, ups = plan(project)
+    assert all(r.ok for r in run_models(spark, project, models, levels, ups))
+    version = Warehouse.for_project(project).table_location("base")
+    assert version is not None
+    # the stored rows no longer match the inputs (a damaged version): only a full refresh repairs it
+    spark.read.parquet(str(version)).limit(1).coalesce(1).write.parquet(str(tmp_path / "one"))
+    for part in version.glob("part-*"):
+        part.unlink()
+    for part in (tmp_path / "one").glob("part-*"):
+        shutil.copy(part, version / part.name)
+
+    real = runner.MATERIALIZERS["table"]
+    calls: list[bool] = []
+
+    def flaky(ctx: Any, model: Any, full_refresh: bool) -> Any:
+        calls.append(full_refresh)
+        if len(calls) == 1:
+            raise RuntimeError("Python worker failed to connect back.")
+        return real(ctx, model, full_refresh)
+
+    monkeypatch.setitem(runner.MATERIALIZERS, "table", flaky)
+    result, = run_models(spark, project, models, levels, ups, {"base"})
+    assert result.ok, result.error
+    assert calls == [True, True]
+    assert result.refresh == "full" and result.refresh_note == "full refresh requested"
+    location = Warehouse.for_project(project).table_location("base")
+    assert sorted((r["id"], r["kind"]) for r in spark.read.parquet(str(location)).collect()) == [
+        (1, "a"), (2, "b"), (3, "a")]
