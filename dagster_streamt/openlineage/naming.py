@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
+from ..core.jdbc_url import split_jdbc_url
 from ..spec.connectors import sink_target
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from ..spec.project import Project
@@ -110,25 +111,12 @@ class JdbcTarget:
 
 def parse_jdbc_url(url: str) -> JdbcTarget:
     """``jdbc:postgresql://h:5432/db?...`` -> (postgres, h, 5432, db); credentials are dropped."""
-    body = url[5:] if url.lower().startswith("jdbc:") else url
-    sub = body.split(":", 1)[0].lower()
-    if sub == "oracle":  # jdbc:oracle:thin:@//host:port/service or @host:port:sid
-        m = re.search(r"@(?://)?([^:/?]+)(?::(\d+))?[/:]([^?;]+)", body)
-        if m:
-            return JdbcTarget("oracle", m.group(1).lower(), int(m.group(2) or 1521), m.group(3))
+    parts = split_jdbc_url(url)
+    scheme = _JDBC_SCHEMES.get(parts.subprotocol, parts.subprotocol)
+    if parts.host is None and scheme == "oracle":  # a TNS descriptor: nothing to name it by
         return JdbcTarget("oracle", "unknown", None, "")
-    scheme = _JDBC_SCHEMES.get(sub, sub)
-    rest = body.split(":", 1)[1] if ":" in body else ""
-    if sub == "sqlserver":  # jdbc:sqlserver://host:port;databaseName=db;user=...
-        head, _, props = rest.partition(";")
-        parts = urlsplit(head)
-        params = dict(p.split("=", 1) for p in props.split(";") if "=" in p)
-        db = params.get("databaseName") or params.get("database") or ""
-        return JdbcTarget(scheme, (parts.hostname or "localhost"), parts.port or _DEFAULT_PORTS.get(scheme), db)
-    parts = urlsplit(rest)
-    database = parts.path.strip("/").split("/", 1)[0] if parts.path else ""
-    host = parts.hostname or "localhost"
-    return JdbcTarget(scheme, host, parts.port or _DEFAULT_PORTS.get(scheme), database)
+    return JdbcTarget(scheme, (parts.host or "localhost").lower(), parts.port or _DEFAULT_PORTS.get(scheme),
+                      parts.database)
 
 
 def jdbc_dataset(url: str, dbtable: str | None, query: str | None = None) -> DatasetId:

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .locks import FileLock
-from .test_hooks import pause_point
 
 VERSION_PREFIX = "v="
 _STREAM_VERSION = re.compile(r"-q(?P<query>[0-9a-f]{8})-b(?P<batch>\d+)$")
@@ -85,7 +84,6 @@ class FileExport:
                 new.mkdir(parents=True, exist_ok=True)  # an empty result is an empty export, not none
                 for crc in new.glob(".*.crc"):  # checksums of renamed parts would not match their names
                     crc.unlink()
-                pause_point("export-swap")
                 self._swap(new)
             except BaseException:
                 shutil.rmtree(new, ignore_errors=True)

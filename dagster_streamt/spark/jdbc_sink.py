@@ -7,6 +7,9 @@
 * stream input: each micro-batch is published in a transaction that also records its batch id in
   ``streamt_sink_commits`` (same schema as the target), so a batch Spark replays after a crash is
   recognised and skipped; a new checkpoint (full refresh) restarts the table in its first batch.
+
+The transaction runs on this process's own database connection (see jdbc_tx.py), so all of this works
+the same from an embedded session, a Spark Connect client and a cluster.
 """
 
 from __future__ import annotations
@@ -15,10 +18,9 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from .errors import ModelRunError, first_meaningful_line
-from .jdbc_tx import Connection, Table, is_postgres, transaction
+from .errors import ModelRunError
+from .jdbc_tx import Connection, Table, db_message, is_postgres, transaction
 from .sink_modes import Mode
-from .test_hooks import pause_point
 
 COMMITS = "streamt_sink_commits"
 STAGE_SUFFIX = "__streamt_stage"
@@ -83,7 +85,7 @@ def _publish(conn: Connection, target: JdbcTarget, columns: list[str], clear: bo
 def explain(target: JdbcTarget, columns: list[str], exc: BaseException) -> ModelRunError:
     if isinstance(exc, ModelRunError):
         return exc
-    text = first_meaningful_line(exc)
+    text = db_message(exc)
     t = target.table.qualified
     if "ON CONFLICT" in text or "no unique or exclusion constraint" in text:
         fix = (f"the table has no primary key or unique index on ({', '.join(target.key)}), which an upsert "
@@ -102,11 +104,10 @@ def publish_snapshot(df: DataFrame, target: JdbcTarget, verify: object = None) -
     columns = list(df.columns)
     load_staging(df, target)
     try:
-        with transaction(df.sparkSession, target.options, target.model) as conn:
+        with transaction(target.options, target.model) as conn:
             if callable(verify):
                 verify()
             _publish(conn, target, columns, clear=target.mode == "replace")
-            pause_point("jdbc-commit")
     except Exception as exc:
         raise explain(target, columns, exc) from None
 
@@ -121,13 +122,14 @@ def _last_commit(conn: Connection, target: JdbcTarget) -> tuple[str, int] | None
         conn.execute(f"CREATE TABLE {commits.qualified} (sink_id VARCHAR(400) PRIMARY KEY, "
                      "query_id VARCHAR(64) NOT NULL, batch_id BIGINT NOT NULL)")
         return None
-    rows = conn.rows(f"SELECT query_id, batch_id FROM {commits.qualified} WHERE sink_id = ?", target.sink_id)
+    rows = conn.rows(f"SELECT query_id, batch_id FROM {commits.qualified} WHERE sink_id = :sink",
+                     sink=target.sink_id)
     return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
 
-def already_written(df: DataFrame, target: JdbcTarget, query_id: str, batch_id: int) -> bool:
+def already_written(target: JdbcTarget, query_id: str, batch_id: int) -> bool:
     """Whether this checkpoint's batch was committed before (a replay): no need to stage it again."""
-    with transaction(df.sparkSession, target.options, target.model) as conn:
+    with transaction(target.options, target.model) as conn:
         last = _last_commit(conn, target)
     return last is not None and last[0] == query_id and batch_id <= last[1]
 
@@ -137,7 +139,7 @@ def publish_batch(df: DataFrame, target: JdbcTarget, query_id: str, batch_id: in
     columns = list(df.columns)
     load_staging(df, target)
     try:
-        with transaction(df.sparkSession, target.options, target.model) as conn:
+        with transaction(target.options, target.model) as conn:
             last = _last_commit(conn, target)
             if last is not None and last[0] == query_id and batch_id <= last[1]:
                 conn.execute(f"DROP TABLE {target.staging.qualified}")
@@ -148,12 +150,11 @@ def publish_batch(df: DataFrame, target: JdbcTarget, query_id: str, batch_id: in
             _publish(conn, target, columns, clear=restart)
             commits = _commits(target).qualified
             if last is None:
-                conn.execute(f"INSERT INTO {commits} (sink_id, query_id, batch_id) VALUES (?, ?, ?)",
-                             target.sink_id, query_id, batch_id)
+                conn.execute(f"INSERT INTO {commits} (sink_id, query_id, batch_id) VALUES (:sink, :query, :batch)",
+                             sink=target.sink_id, query=query_id, batch=batch_id)
             else:
-                conn.execute(f"UPDATE {commits} SET query_id = ?, batch_id = ? WHERE sink_id = ?",
-                             query_id, batch_id, target.sink_id)
-            pause_point("jdbc-commit")
+                conn.execute(f"UPDATE {commits} SET query_id = :query, batch_id = :batch WHERE sink_id = :sink",
+                             sink=target.sink_id, query=query_id, batch=batch_id)
     except Exception as exc:
         raise explain(target, columns, exc) from None
     return True

@@ -33,7 +33,7 @@ from .context import RunContext
 from .errors import ModelRunError
 from .export_files import FileExport, Version, link_files, rename_parts
 from .jdbc_sink import JdbcTarget, already_written, publish_batch, publish_snapshot
-from .jdbc_tx import Table, require_jvm
+from .jdbc_tx import Table, has_python_driver
 from .live import await_query
 from .locks import FileLock
 from .output import OUT_METRIC, format_options, schema_pairs
@@ -202,8 +202,8 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
     if target.files:
         assert target.path is not None
         FileExport(Path(target.path), target.model).publish(_snapshot_build(prepared))
-    elif target.format == "jdbc" and target.plan.mode == "append" and ctx.connect:
-        _save(prepared.df, target, "append")  # no driver JVM on Spark Connect: Spark's writer, task by task
+    elif target.format == "jdbc" and target.plan.mode == "append" and not has_python_driver(target.options):
+        _save(prepared.df, target, "append")  # a database streamt has no Python driver for: Spark's writer
         prepared.verify()
     elif target.format == "jdbc":
         publish_snapshot(prepared.df, target.jdbc(), prepared.verify)
@@ -242,7 +242,7 @@ class _SinkBatch:
         query = _query_id(Path(self.checkpoint))
         if target.format == "jdbc":
             jdbc = target.jdbc()
-            if not already_written(batch, jdbc, query, batch_id):
+            if not already_written(jdbc, query, batch_id):
                 prepared = prepare(batch, target)
                 publish_batch(prepared.df, jdbc, query, batch_id, prepared.verify)
         elif target.files:
@@ -323,8 +323,6 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
     incremental = _reads_stream(ctx, rendered)
     plan = plan_sink(ctx.project, model, incremental)
     target = replace(target, plan=plan)
-    if target.format == "jdbc" and (incremental or plan.mode != "append"):
-        require_jvm(ctx.spark, model.name, f"a {'streaming' if incremental else plan.mode} jdbc sink")
     if incremental:
         return _stream_sink(ctx, model, target, template, full_refresh, start)
     # One run at a time publishes this sink; a concurrent run waits, then publishes its own snapshot.

@@ -31,7 +31,6 @@ from .errors import ModelRunError
 from .input_files import hidden
 from .locks import FileLock
 from .paths import ProjectPaths
-from .test_hooks import pause_point
 
 POINTER = "_CURRENT"
 VERSION_PREFIX = "v="
@@ -152,7 +151,6 @@ class Warehouse:
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)
             raise
-        pause_point("table-swap")
         atomic_write(model_dir / POINTER, version + "\n", durable=True)
         for old in model_dir.glob(f"{VERSION_PREFIX}*"):
             if old.name != version:

@@ -96,7 +96,7 @@ def _orders(ids: range, bump: float = 0.0) -> str:
 
 def _sql(spark: Any, url: str, sql: str) -> list[tuple[Any, ...]]:
     """Run statements (autocommit off, committed at the end) and return the last query's rows."""
-    with transaction(spark, _options(url, "unused"), "test") as conn:
+    with transaction(_options(url, "unused"), "test") as conn:
         out: list[tuple[Any, ...]] = []
         for stmt in sql.split(";"):
             if stmt.strip().upper().startswith("SELECT"):

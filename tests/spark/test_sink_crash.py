@@ -3,8 +3,8 @@ more data and a rerun; and two `streamt run` at once. Every output - warehouse t
 PostgreSQL tables - is compared with values computed here in plain Python.
 
 The kill points: during start (a JVM of the run exists), during the stream (a new offsets file), and -
-through the test hook in dagster_streamt/spark/test_hooks.py, which pauses a run exactly there - a
-table version swap, a file export swap and a JDBC commit.
+with the run started through tests/spark/crash_launcher.py, which wraps the product function that runs
+next so that the run pauses exactly there - a table version swap, a file export swap and a JDBC commit.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import pytest
 import yaml
 
 from dagster_streamt.spark.jdbc_tx import transaction
-from dagster_streamt.spark.test_hooks import PAUSE_AT, PAUSE_DIR
 
 from ..conftest import POSTGRES_JAR
 from .helpers import jsonl
@@ -46,8 +45,8 @@ def _pg(url: str, table: str) -> dict[str, str]:
 def write_project(root: Path, url: str, prefix: str) -> None:
     config = {
         "project": {"name": "crash"},
-        "runtime": {"spark": {"master": "local[2]", "conf": {
-            "spark.jars": str(POSTGRES_JAR), "spark.sql.shuffle.partitions": "2"}}},
+        "runtime": {"spark": {"master": "local[2]", "connect_server": {"start": False},  # the run's own JVM
+                              "conf": {"spark.jars": str(POSTGRES_JAR), "spark.sql.shuffle.partitions": "2"}}},
         "sources": [{"name": "orders_raw", "format": "json", "path": "in", "columns": COLUMNS}],
         "models": [
             {"name": "orders", "materialized": "stream", "sql": 'SELECT * FROM {{ source("orders_raw") }}'},
@@ -79,11 +78,13 @@ def revenue_of(ids: list[int]) -> dict[str, tuple[float, int]]:
     return out
 
 
-def streamt(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`streamt run` in its own process group (start_new_session), as a shell would start it."""
-    return subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root), *args],
-                            cwd=REPO, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+def streamt(root: Path, *args: str, pause: tuple[str, Path] | None = None) -> subprocess.Popen[str]:
+    """`streamt run` in its own process group (start_new_session), as a shell would start it; with
+    ``pause=(point, folder)`` it pauses at that point (tests/spark/crash_launcher.py)."""
+    command = ["-m", "tests.spark.crash_launcher", pause[0], str(pause[1])] if pause else ["-m", "dagster_streamt.cli"]
+    return subprocess.Popen([sys.executable, *command, "run", "-p", str(root), *args],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
 
 
 def group_members(pgid: int) -> list[tuple[int, str]]:
@@ -120,7 +121,7 @@ class Outputs:
         self.spark, self.root, self.url, self.prefix = spark, root, url, prefix
 
     def sql(self, query: str) -> list[tuple[Any, ...]]:
-        with transaction(self.spark, _pg(self.url, "unused"), "test") as conn:
+        with transaction(_pg(self.url, "unused"), "test") as conn:
             return conn.rows(query)
 
     def pg_tables(self) -> set[str]:
@@ -209,8 +210,7 @@ def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, p
     ]
     for stage, ready, point in stages:
         more(5)
-        env = {PAUSE_AT: point, PAUSE_DIR: str(pause)} if point else {}
-        proc = streamt(root, env=env)
+        proc = streamt(root, pause=(point, pause) if point else None)
         kill_group_when(proc, ready(proc))
         got = out.snapshot()
         consistent(got, batches)

@@ -1,0 +1,84 @@
+"""``streamt`` paused at one named point, for the crash test (tests/spark/test_sink_crash.py).
+
+Usage: ``python -m tests.spark.crash_launcher POINT MARKER_DIR run -p PROJECT ...``. The test starts
+this as the ``streamt`` process and ``kill -9``s its process group once ``MARKER_DIR/POINT`` appears.
+The pause is injected here, from the test side, by wrapping the product function that runs next at
+that point (the product itself has no hook); then the real command line runs.
+
+Points: ``table-swap`` (a table version is written, ``_CURRENT`` not yet swapped: the pointer's
+``atomic_write``), ``export-swap`` (a file export version is complete, the path not yet swapped:
+``FileExport._swap``), ``jdbc-commit`` (a JDBC sink's transaction has run the statements that publish,
+not yet committed: ``Connection.commit`` after ``_publish``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+from dagster_streamt.spark import export_files, jdbc_sink, jdbc_tx, warehouse
+
+POINTS = ("table-swap", "export-swap", "jdbc-commit")
+
+
+def pause(folder: Path, point: str) -> None:
+    """Say where we are (``<folder>/<point>`` holds the pid), then wait for the kill."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / point).write_text(str(os.getpid()), encoding="utf-8")
+    while True:
+        time.sleep(1)
+
+
+def install(point: str, folder: Path) -> None:
+    """Wrap the function that runs right after ``point`` so that it pauses first."""
+    if point == "table-swap":
+        write = warehouse.atomic_write
+
+        def atomic_write(path: Path, *args: Any, **kwargs: Any) -> Any:
+            if Path(path).name == warehouse.POINTER:
+                pause(folder, point)
+            return write(path, *args, **kwargs)
+
+        warehouse.atomic_write = atomic_write  # type: ignore[assignment]
+    elif point == "export-swap":
+        swap = export_files.FileExport._swap
+
+        def _swap(self: export_files.FileExport, new: Path) -> None:
+            pause(folder, point)
+            swap(self, new)
+
+        export_files.FileExport._swap = _swap  # type: ignore[method-assign]
+    elif point == "jdbc-commit":
+        publish, commit = jdbc_sink._publish, jdbc_tx.Connection.commit
+        published: weakref.WeakSet[jdbc_tx.Connection] = weakref.WeakSet()
+
+        def _publish(conn: jdbc_tx.Connection, *args: Any, **kwargs: Any) -> None:
+            publish(conn, *args, **kwargs)
+            published.add(conn)
+
+        def _commit(self: jdbc_tx.Connection) -> None:
+            if self in published:  # a transaction that publishes rows, not a look at the batch ledger
+                pause(folder, point)
+            commit(self)
+
+        jdbc_sink._publish = _publish  # type: ignore[assignment]
+        jdbc_tx.Connection.commit = _commit  # type: ignore[method-assign]
+    else:
+        raise SystemExit(f"unknown pause point {point!r}; one of {', '.join(POINTS)}")
+
+
+def main(argv: list[str]) -> None:
+    point, folder, *args = argv
+    install(point, Path(folder))
+    from dagster_streamt.cli.main import main as streamt
+
+    sys.argv = ["streamt", *args]
+    streamt()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
