@@ -11,19 +11,18 @@ Modes (no mode flag: ``--full``; ``--all``: the three):
 
 * ``--full``: rounds of hand-written, SDP, streamt (A B C A B C ...); per-runner medians and the median
   of the per-round ratios vs hand-written (goal: streamt <= 1.10) and streamt vs SDP (goal: < 1). Each
-  streamt run is one-shot: it starts its own JVM and leaves nothing running (``STREAMT_SPARK_SERVER=off``).
-* ``--warm``: the default path of repeated runs: a first ``streamt run`` on a project runs embedded
-  and leaves a starter for the project's Spark Connect server (timed to the CLI's exit), then,
-  once the server answers, rounds of hand-written and ``streamt run --full-refresh`` on that project
-  (every table rebuilt from all of its input, the work of a first run: a plain rerun of unchanged
-  data does nothing), which connect to it (goal: warm streamt <= hand-written - 5 s; the server's
-  CPU is added to each run's). The server is stopped at the end.
-* ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run
-  (embedded, as a user's first run; timed to the CLI's exit, the server starter it leaves outlives
-  it), +1 % orders (one more file from ``gen_data.py --start-file``), rerun on the project's server
-  once it answers; rerun/full (goal <= 0.25). Then, on the same server: a rerun with no new data, and
-  a full rebuild (``--full-refresh``), so the rerun is also shown against the same work done warm
-  (like for like). ``--embedded``: every run starts its own JVM.
+  streamt run is one-shot (the default): it starts its own JVM and leaves nothing running.
+* ``--warm``: repeated runs on the project's Spark Connect server: a first ``streamt run`` (embedded),
+  then ``streamt server start`` (timed: start and its quick warm-up), then rounds of hand-written and
+  ``streamt run --full-refresh`` on that project (every table rebuilt from all of its input, the work
+  of a first run: a plain rerun of unchanged data does nothing), which connect to it (goal: warm
+  streamt <= hand-written - 5 s; the server's CPU is added to each run's). The server is stopped at
+  the end.
+* ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run,
+  +1 % orders (one more file from ``gen_data.py --start-file``), rerun; rerun/full (goal <= 0.25).
+  Then a rerun with no new data, and a full rebuild (``--full-refresh``), so the rerun is also shown
+  against the same work (like for like). Every run is one-shot (the default); ``--on-server``: the
+  reruns go to the project's server, started after the full run.
 
 Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
 customer_orders, order_metrics, tier_revenue) equal hand-written's on the same data; streamt's quarantine
@@ -50,7 +49,6 @@ import os
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -123,12 +121,9 @@ def timed(cmd: Sequence[str], peer: Path, cwd: Path, env: dict[str, str], label:
     return Run(seconds, cpu, rss, proc.stdout, proc.stderr)
 
 
-def server_env(server: bool) -> dict[str, str]:
-    """The environment of a ``streamt run``: the project's own Dagster instance; the project's Connect
-    server (``server``, the default for local masters) or an embedded JVM per run."""
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
-    env["STREAMT_SPARK_SERVER"] = "auto" if server else "off"
-    return env
+def server_env() -> dict[str, str]:
+    """The environment of a ``streamt`` command: the project's own Dagster instance."""
+    return {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
 
 
 def wall_timed(cmd: Sequence[str], cwd: Path, env: dict[str, str], label: str) -> Run:
@@ -153,31 +148,16 @@ def proc_cpu(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
 
-def warm_cli_pid(project: Path) -> int | None:
-    """The project's warm command process (``dagster_streamt.cli.warm_cli``), which forks the runs it
-    takes: their CPU is counted in its children's (``proc_cpu``)."""
-    try:
-        return int((project / ".streamt" / "connect-server" / "warm-cli.pid").read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def server_pid(project: Path, timeout: float = 180.0) -> tuple[int, float]:
-    """(pid, seconds waited) of the project's Connect server once it answers and has been warmed up: a
-    first run leaves a starter behind that does both (``.streamt/connect-server/``)."""
-    folder = project / ".streamt" / "connect-server"
+def start_server(project: Path) -> tuple[int, float]:
+    """``streamt server start`` on ``project`` (the server and its quick warm-up): (its pid, seconds)."""
     start = time.perf_counter()
-    while time.perf_counter() - start < timeout:
-        try:
-            state = json.loads((folder / "server.json").read_text())
-            with socket.create_connection(("127.0.0.1", int(state["port"])), timeout=0.5):
-                # and the starter's warm-up is over (it uses both cores), and the warm command process is up
-                if (folder / "warm").exists() and (folder / "cli.sock").exists():
-                    return int(state["pid"]), time.perf_counter() - start
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"the project's Spark server did not come up warm within {timeout:.0f} s ({folder})")
+    proc = subprocess.run([*streamt_cmd(), "server", "start", "-p", str(project)], cwd=project.parent,
+                          env=server_env(), capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"streamt server start failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    state = json.loads((project / ".streamt" / "connect-server" / "server.json").read_text())
+    return int(state["pid"]), seconds
 
 
 STOP = """
@@ -191,7 +171,7 @@ print(stop_project_server(load_project(Path(sys.argv[1]))[0]))
 
 def stop_server(project: Path) -> str:
     proc = subprocess.run([sys.executable, "-c", STOP, str(project)], capture_output=True, text=True,
-                          env=server_env(True))
+                          env=server_env())
     return proc.stdout.strip() or proc.stderr.strip()[-300:]
 
 
@@ -269,18 +249,16 @@ class Bench:
         return project
 
     def streamt(self, data: Path, project: Path, label: str = "streamt run", expect_bad: int | None = None,
-                server: int | None = None, reap: bool = True, rebuild: bool = False) -> Result:
+                server: int | None = None, rebuild: bool = False) -> Result:
         """``streamt run``. ``server``: the pid of the project's Spark Connect server, whose CPU the run
-        also costs (runs use it; without it, each run starts its own JVM: ``STREAMT_SPARK_SERVER=off``).
-        ``reap=False``: a run that starts that server, which outlives it: timed to the CLI's exit.
+        also costs (runs use it while it is up; without it, each run starts its own JVM).
         ``rebuild``: every table rebuilt from all its input (``--full-refresh``), as on a fresh project."""
-        env = server_env(server is not None or not reap)
-        warm = warm_cli_pid(project) if server else None  # the project's warm command process forks the run
-        before = (proc_cpu(server) if server else 0.0) + (proc_cpu(warm) if warm else 0.0)
+        env = server_env()
+        before = proc_cpu(server) if server else 0.0
         cmd = [*streamt_cmd(), "run", "-p", str(project), *(["--full-refresh", REBUILD_ALL] if rebuild else [])]
-        run = timed(cmd, self.peer, project.parent, env, label) if reap else wall_timed(cmd, project.parent, env, label)
+        run = timed(cmd, self.peer, project.parent, env, label)
         if server and run.cpu is not None:
-            run.cpu += proc_cpu(server) + (proc_cpu(warm) if warm else 0.0) - before
+            run.cpu += proc_cpu(server) - before
         got = fingerprint(streamt_outputs(project))
         summary = parse_summary(run.stdout)
         note = f"Dagster run {run_total(run.stdout)} s; " + ", ".join(
@@ -367,14 +345,14 @@ def mode_full(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
 
 
 def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
-    b.log(f"\n== warm: repeated `streamt run` on one project, its Spark Connect server up (the default), vs "
-          f"hand-written, {repeat} round(s)")
+    b.log(f"\n== warm: repeated `streamt run` on one project, its Spark Connect server up (`streamt server "
+          f"start`), vs hand-written, {repeat} round(s)")
     project = b.new_project(data.root)
-    first = b.streamt(data.root, project, "streamt run (first)", data.malformed, reap=False)
-    pid, waited = server_pid(project)
+    first = b.streamt(data.root, project, "streamt run (first)", data.malformed)
     b.show("first", first)
-    b.log(f"  the first run ran embedded and left a starter: the project's server (pid {pid}) was up and "
-          f"warmed up {waited:.1f} s after it ended; CPU below = client tree + server")
+    pid, waited = start_server(project)
+    b.log(f"  `streamt server start` (pid {pid}) took {waited:.1f} s with its warm-up; CPU below = client tree + "
+          "server")
     try:
         groups: dict[str, list[Result]] = {"hand-written": [], "streamt run (warm)": []}
         for i in range(1, repeat + 1):
@@ -392,19 +370,19 @@ def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
     b.log("\n" + indent(runner_table(groups)))
     b.log("\n" + indent(ratio_table([("warm streamt / hand-written", r, "")])))
     b.log(f"  hand-written - warm streamt: median {median(gaps):.1f} s (per round "
-          f"{' '.join(f'{g:.1f}' for g in gaps)}; goal >= 5 s); first run (embedded, to the CLI's exit) "
-          f"{first.run.seconds:.1f} s, server up and warm {waited:.1f} s later")
-    return {"first_run_s": round(first.run.seconds, 2), "server_up_after_s": round(waited, 2),
+          f"{' '.join(f'{g:.1f}' for g in gaps)}; goal >= 5 s); first run (embedded) "
+          f"{first.run.seconds:.1f} s, `streamt server start` {waited:.1f} s")
+    return {"first_run_s": round(first.run.seconds, 2), "server_start_s": round(waited, 2),
             "runners": {k: stats(v) for k, v in groups.items()}, "ratio_vs_hand": r,
             "hand_minus_warm_s": {"per_round": [round(g, 2) for g in gaps], "median": round(median(gaps), 2)}}
 
 
 def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dict[str, Any]:
-    """``server``: the default path (the full run starts the project's Connect server, timed to the CLI's
-    exit; the rerun uses it); otherwise both runs start their own JVM."""
+    """Every run one-shot (the default); ``server``: the project's Connect server is started after the full
+    run and the reruns connect to it."""
     share = data.extra_orders / data.orders
-    how = ("the full run (embedded) leaves a starter for the project's Spark server; the rerun connects to it" if server
-           else "embedded JVM per run")
+    how = ("the reruns go to the project's Spark server, started after the full run" if server
+           else "embedded JVM per run (the default)")
     b.log(f"\n== incremental: full run, +{data.extra_orders:,} orders ({share:.1%}), rerun; {repeat} round(s), "
           f"fresh project and data copy each; {how}")
     if data.root not in b.reference:  # the expected outputs before the new file
@@ -420,13 +398,13 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
         copy = data.linked_copy(b.work / "incr-data" / f"{i:02d}")
         project = b.new_project(copy)
         b.reference[copy] = b.reference[data.root]
-        full = b.streamt(copy, project, "streamt run (full)", data.malformed, reap=not server)
+        full = b.streamt(copy, project, "streamt run (full)", data.malformed)
         b.show(f"round {i}", full)
         data.add_extra(copy)
         b.reference[copy] = b.reference[after]
         bad = data.malformed + data.extra_malformed
         try:
-            pid = server_pid(project)[0] if server else None  # the server the full run's starter brings up
+            pid = start_server(project)[0] if server else None
             rerun = b.streamt(copy, project, "streamt run (+1 %)", bad, pid)
             b.show(f"round {i}", rerun)
             noop = b.streamt(copy, project, "streamt run (no new data)", bad, pid)
@@ -468,8 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--as-stream", action="append", default=[], metavar="MODEL",
                     help="run MODEL as `materialized: stream` in streamt's project (repeatable; e.g. orders_clean, "
                          "so a rerun reads only new files); hand-written and SDP are unchanged")
-    ap.add_argument("--embedded", action="store_true", help="--incremental with an embedded JVM per run instead "
-                    "of the project's Spark Connect server")
+    ap.add_argument("--on-server", action="store_true", help="--incremental with the reruns on the project's "
+                    "Spark Connect server (`streamt server start` after the full run)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON at the end (progress on stderr)")
     ap.add_argument("--peer-dir", type=Path, default=None, help="the peer-bench folder (default: shared/peer-bench "
                     "next to the repository or a parent; or $PEER_BENCH)")
@@ -503,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.warm or args.all:
             report["warm"] = mode_warm(bench, data, repeat)
         if args.incremental or args.all:
-            report["incremental"] = mode_incremental(bench, data, repeat, server=not args.embedded)
+            report["incremental"] = mode_incremental(bench, data, repeat, server=args.on_server)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -144,14 +144,14 @@ def run_child(peer: Path, project: Path, work: Path, importtime: bool, pyspy: Pa
 
 def incremental_child(peer: Path, project: Path, work: Path, extra: Path, importtime: bool,
                       pyspy: Path | None) -> dict[str, Any]:
-    """The full run (it leaves the project's Spark server behind), +1 % orders once the server is up
-    and warm, then the profiled rerun; the server is stopped at the end."""
-    from bench_peers import server_env, server_pid, stop_server
+    """The full run, ``streamt server start``, +1 % orders, then the profiled rerun on that server; the
+    server is stopped at the end."""
+    from bench_peers import server_env, start_server, stop_server
     from bench_util import streamt_cmd
 
-    subprocess.run([*streamt_cmd(), "run", "-p", str(project)], env=server_env(True), check=True,
+    subprocess.run([*streamt_cmd(), "run", "-p", str(project)], env=server_env(), check=True,
                    capture_output=True)
-    server_pid(project)
+    start_server(project)
     shutil.copy(extra, project.parent / "data" / "orders" / extra.name)
     try:
         return run_child(peer, project, work, importtime, pyspy)

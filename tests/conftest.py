@@ -1,10 +1,9 @@
 """Spark fixtures: one embedded SparkSession for the whole test session (a JVM start costs ~4 s), and
-a factory for small throwaway projects on disk."""
+a factory for small throwaway projects on disk. Every test runs the shipped defaults: no switch here
+turns a feature off for the suite."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,19 +13,6 @@ import yaml
 
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
-
-# Every run in the suite (in process and in the CLI subprocesses it starts) uses an embedded JVM unless a
-# test asks for the project's Connect server itself (tests/spark/test_project_server.py): a server left
-# by one test would outlive it.
-os.environ.setdefault("STREAMT_SPARK_SERVER", "off")
-# The CLI processes the suite starts map a class archive as every local JVM does by default (about 2 s
-# less per JVM start), the suite's own (its first JVM writes it; tests/spark/test_jvm_archive.py checks
-# the archive with a folder of its own); never the user's one.
-os.environ.setdefault("STREAMT_JVM_ARCHIVE_DIR",
-                      str(Path(tempfile.gettempdir()) / f"streamt-test-jvm-archive-{os.getuid()}"))
-# A project server the suite starts runs the short warm-up (one build, one refresh: the same code paths
-# as the full one, without its 50 s of JIT warming).
-os.environ.setdefault("STREAMT_SERVER_WARMUP", "quick")
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]
@@ -60,9 +46,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}
     if POSTGRES_JAR.is_file():
         conf["spark.jars"] = str(POSTGRES_JAR)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("STREAMT_JVM_ARCHIVE", "off")  # its classpath (the JDBC driver) is not the CLI processes'
-        session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
+    session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
     yield session
     stop_session(session)
 

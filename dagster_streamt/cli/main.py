@@ -48,11 +48,6 @@ def main() -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-    from .warm_client import hand_over
-
-    handed = hand_over(sys.argv[1:])  # the project's warm process runs it, when there is one
-    if handed is not None:
-        os._exit(handed)
     try:
         cli(prog_name="streamt")
         code = 0

@@ -22,7 +22,7 @@ _LAZY = {
     "SparkSettings": ".settings",
     "check_java": ".java",
     "create_session": ".session", "is_connect": ".session", "stop_session": ".session",
-    "ensure_connect_server": ".connect_server", "stop_connect_server": ".connect_server",
+    "ensure_project_server": ".project_server", "stop_project_server": ".project_server",
     "full_refresh": ".reset",
     "quarantine_name": ".quarantine", "read_quarantine": ".quarantine",
     "register_model_view": ".relations", "register_source_view": ".relations",
@@ -31,10 +31,10 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from ..core.results import ModelResult
-    from .connect_server import ensure_connect_server, stop_connect_server
     from .errors import ModelRunError, SparkSetupError, describe_exception
     from .java import check_java
     from .paths import ProjectPaths
+    from .project_server import ensure_project_server, stop_project_server
     from .quarantine import quarantine_name, read_quarantine
     from .relations import register_model_view, register_source_view
     from .reset import full_refresh
@@ -54,6 +54,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ModelResult", "ModelRunError", "ProjectMovedError", "ProjectPaths", "RegistryEntry", "SparkSettings",
     "SparkSetupError", "Warehouse", "check_java", "check_project_root", "create_session", "describe_exception",
-    "ensure_connect_server", "full_refresh", "is_connect", "quarantine_name", "read_quarantine",
-    "register_model_view", "register_source_view", "run_models", "run_one", "stop_connect_server", "stop_session",
+    "ensure_project_server", "full_refresh", "is_connect", "quarantine_name", "read_quarantine",
+    "register_model_view", "register_source_view", "run_models", "run_one", "stop_project_server", "stop_session",
 ]

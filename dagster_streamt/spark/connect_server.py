@@ -1,7 +1,5 @@
-"""Start, reuse and stop a local Spark Connect server (pyspark's bundled ``sbin`` scripts).
-
-A running server makes each run a thin client: connecting takes well under a second instead of a
-~4 s JVM start, and the server owns the only JVM touching the project's files.
+"""Start a local Spark Connect server process (pyspark's bundled ``sbin`` script), for
+:mod:`.project_server`, which decides when and keeps its state.
 """
 
 from __future__ import annotations
@@ -64,16 +62,6 @@ def _log_tail(env: Mapping[str, str], lines: int = 15) -> str:
     return "\n".join(text[-lines:])
 
 
-def ensure_connect_server(project: Project, settings: SparkSettings, conf: Mapping[str, str]) -> str:
-    """Return ``sc://localhost:<port>``, starting the server first unless something already listens."""
-    port = settings.connect_server.port
-    url = settings.remote or f"sc://localhost:{port}"
-    if port_open(port):
-        return url
-    start_server_process(project, settings, conf, port)
-    return url
-
-
 def _pid_file(env: Mapping[str, str], port: int) -> Path:
     return Path(env["SPARK_PID_DIR"]) / f"spark-streamt-{port}-{SERVER_CLASS}-1.pid"
 
@@ -89,7 +77,7 @@ def start_server_process(project: Project, settings: SparkSettings, conf: Mappin
         raise SparkSetupError(f"pyspark has no {script}; reinstall pyspark[connect] or run a Connect server "
                               "yourself and set runtime.spark.remote")
     args = [str(script), "--master", settings.master, "--conf", f"spark.connect.grpc.binding.port={port}"]
-    if settings.mode != "cluster":  # uses the machine's class archive when there is one (never writes it)
+    if settings.mode == "local" and settings.class_archive:  # maps the machine's class archive (never writes it)
         conf = with_archive(conf, dump=False)
     for key, value in conf.items():
         args += ["--conf", f"{key}={value}"]
@@ -107,20 +95,3 @@ def start_server_process(project: Project, settings: SparkSettings, conf: Mappin
         time.sleep(0.2)
     raise SparkSetupError(f"the Spark Connect server did not listen on port {port} within "
                           f"{START_TIMEOUT_S:.0f}s; its log ends with:\n{_log_tail(env)}")
-
-
-def stop_connect_server(project: Project, settings: SparkSettings | None = None) -> bool:
-    """Stop the server this project started on its port; False when none was running."""
-
-    settings = settings or SparkSettings.from_project(project)
-    port = settings.connect_server.port
-    env = _server_env(project, port)
-    pid_file = _pid_file(env, port)
-    if not pid_file.is_file():
-        return False
-    script = spark_home() / "sbin" / "stop-connect-server.sh"
-    subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=60, check=False)
-    deadline = time.monotonic() + 30
-    while port_open(port) and time.monotonic() < deadline:
-        time.sleep(0.3)
-    return not port_open(port)

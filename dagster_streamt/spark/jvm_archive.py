@@ -15,8 +15,12 @@ archive is checked that way again whenever its size or time changes (``<key>.ok`
 check). A JVM that cannot use the archive otherwise (another Java, another classpath) ignores it
 silently (``-Xshare:auto``, CDS logging off).
 
-Where: ``$STREAMT_JVM_ARCHIVE_DIR``, else ``$XDG_CACHE_HOME/dagster-streamt/jvm``, else
-``~/.cache/dagster-streamt/jvm``. ``STREAMT_JVM_ARCHIVE=off`` runs without one.
+That management is for Java 17, the oldest Java Spark 4 runs on. From Java 19 on, the JDK does all of
+it itself (``-XX:+AutoCreateSharedArchive``: it writes the archive at exit when there is none or it
+no longer fits, and validates it when mapping), so only the file's name is ours there.
+
+Where: ``$XDG_CACHE_HOME/dagster-streamt/jvm``, else ``~/.cache/dagster-streamt/jvm``.
+``runtime.spark.class_archive: false`` runs without one.
 """
 
 from __future__ import annotations
@@ -27,29 +31,33 @@ import subprocess
 import time
 import uuid
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
-from ..core.switches import switched_off
-from .java import find_java
+from .java import find_java, java_major_version
 
-ARCHIVE_ENV = "STREAMT_JVM_ARCHIVE"
-DIR_ENV = "STREAMT_JVM_ARCHIVE_DIR"
+AUTO_ARCHIVE_JAVA = 19  # the first Java with -XX:+AutoCreateSharedArchive
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 CLASSPATH_CONF = ("spark.jars", "spark.jars.packages", "spark.driver.extraClassPath", "spark.driver.memory")
 STALE_S = 600.0  # without /proc, a temporary archive this old has no writer any more
 
 
-def enabled() -> bool:
-    return not switched_off(ARCHIVE_ENV)
-
-
 def archive_dir() -> Path:
-    given = os.environ.get(DIR_ENV)
-    if given:
-        return Path(given)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "dagster-streamt" / "jvm"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dagster-streamt" / "jvm"
+
+
+@cache
+def _java_major(java: Path) -> int | None:
+    return java_major_version(java)
+
+
+def jdk_manages_archive() -> bool:
+    """Whether the Java Spark will use creates and validates the archive itself (Java 19+)."""
+    java = find_java()
+    major = _java_major(java) if java is not None else None
+    return major is not None and major >= AUTO_ARCHIVE_JAVA
 
 
 def archive_key(conf: Mapping[str, str]) -> str | None:
@@ -140,13 +148,19 @@ def _adopt(folder: Path, key: str, final: Path) -> bool:
 
 def java_options(conf: Mapping[str, str], *, dump: bool = True) -> str:
     """The JVM options that use this machine's archive, or (``dump``, none yet) write it at exit."""
-    if not enabled():
-        return ""
     key = archive_key(conf)
     if key is None:
         return ""
     folder = archive_dir()
     final = folder / f"{key}.jsa"
+    if jdk_manages_archive():
+        if not dump and not final.is_file():
+            return ""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return ""
+        return f"-XX:+AutoCreateSharedArchive -XX:SharedArchiveFile={final} -Xshare:auto {QUIET}"
     if _adopt(folder, key, final):
         return f"-XX:SharedArchiveFile={final} -Xshare:auto {QUIET}"
     if not dump:

@@ -2,9 +2,9 @@
 
 Parsing text is the costly part of reading a JSON or CSV source, and a dimension such as customers
 is read whole by every refresh of every table that joins it, while its files rarely change. A source
-whose files total at most ``STREAMT_PARSED_CACHE_MB`` (default 64; 0: never) keeps the valid rows of
+whose files total at most ``runtime.spark.parsed_cache_mb`` (default 64; 0: never) keeps the valid rows of
 the files it has parsed under ``<warehouse>/_parsed/<source>/``: one folder per batch of files parsed
-together, and a manifest naming the batch's files with their fingerprints (size, modification time),
+together, and a manifest naming the batch's files with their fingerprints (:func:`.quarantine_ledger.fingerprint`),
 the rows it holds and the declaration it was parsed with. A read whose files are exactly covered by
 batches that are still valid reads Parquet; files no batch holds are parsed into a new batch first
 (its malformed records are quarantined in the same pass); a batch with a changed or vanished file is
@@ -29,13 +29,11 @@ from ..spec.models import Source
 from .context import RunContext
 from .input_files import Snapshot
 from .locks import FileLock
-from .quarantine_ledger import Fingerprint
+from .quarantine_ledger import Fingerprint, read_fingerprint
 from .source_schema import declared_ddl
 from .sources import CORRUPT, PERMISSIVE
 
 MANIFEST = "_batch.json"  # inside the batch's Parquet folder: Spark skips `_` files
-LIMIT_ENV = "STREAMT_PARSED_CACHE_MB"
-DEFAULT_MB = 64
 
 
 @dataclass(frozen=True)
@@ -43,13 +41,6 @@ class Batch:
     folder: Path
     files: Mapping[str, Fingerprint]
     rows: int
-
-
-def limit_bytes() -> int:
-    try:
-        return int(float(os.environ.get(LIMIT_ENV, DEFAULT_MB)) * 1024 * 1024)
-    except ValueError:
-        return DEFAULT_MB * 1024 * 1024
 
 
 def _declaration(source: Source) -> str:
@@ -69,12 +60,12 @@ class ParsedCache:
     @classmethod
     def of(cls, ctx: RunContext, source: Source, snapshot: Snapshot | None) -> ParsedCache | None:
         """The cache of ``source``, or None when it does not qualify (format, size, no declared columns)."""
-        limit = limit_bytes()
+        limit = int(ctx.project.runtime.spark.parsed_cache_mb * 1024 * 1024)
         if snapshot is None or limit <= 0 or source.resolved_format not in PERMISSIVE:
             return None
         if not declared_ddl(source) or source.options.get("mode", "PERMISSIVE").upper() != "PERMISSIVE":
             return None
-        if not snapshot.files or sum(size for size, _ in snapshot.files.values()) > limit:
+        if not snapshot.files or sum(fp[0] for fp in snapshot.files.values()) > limit:
             return None
         return cls(ctx.warehouse.root / "_parsed" / source.name, source, snapshot)
 
@@ -89,7 +80,7 @@ class ParsedCache:
                 continue
             try:
                 data = json.loads(manifest.read_text(encoding="utf-8"))
-                files = {f: (int(fp[0]), int(fp[1])) for f, fp in data["files"].items()}
+                files = {f: read_fingerprint(fp) for f, fp in data["files"].items()}
                 batch = Batch(manifest.parent, files, int(data["rows"]))
                 valid = data.get("declaration") == self.declaration and \
                     all(self.snapshot.files.get(f) == fp for f, fp in files.items())
@@ -120,14 +111,20 @@ class ParsedCache:
     def add(self, rows: DataFrame, files: list[str], count: int | None = None) -> Batch:
         """Write ``rows`` (the valid rows of exactly ``files``) as a new batch; its rows are counted while
         written unless ``count`` is given. Appears whole or not at all (a rename)."""
-        from .output import counted, observed_rows
+        from .output import counted, observed_rows, parquet_rows
 
         name = uuid.uuid4().hex[:16]
         tmp = self.root / f".tmp-{name}"
         try:
-            out, obs = counted(rows, f"streamt_parsed_{self.source.name}_{name}")
+            observation = f"streamt_parsed_{self.source.name}_{name}"
+            out, obs = counted(rows, observation)
             out.write.mode("error").parquet(str(tmp))
-            batch = Batch(self.root / name, {f: self.snapshot.files[f] for f in files}, observed_rows(obs))
+            seen = count if count is not None else observed_rows(obs, observation)
+            if seen is None:  # no count came back: the footers of what was just written hold it
+                seen = parquet_rows(tmp)
+            if seen is None:
+                seen = rows.sparkSession.read.parquet(str(tmp)).count()
+            batch = Batch(self.root / name, {f: self.snapshot.files[f] for f in files}, seen)
             atomic_write(tmp / MANIFEST, json.dumps({"declaration": self.declaration, "rows": batch.rows,
                                                      "files": {f: list(fp) for f, fp in sorted(batch.files.items())}},
                                                     sort_keys=True))

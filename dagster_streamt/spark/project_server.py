@@ -1,22 +1,21 @@
-"""The project's own Spark Connect server, started on first use and shared by every later run.
+"""The project's own Spark Connect server, started when the user asks and shared by every later run.
 
 Each ``streamt run`` (and each run ``dagster dev`` launches) is a new process; with an embedded
-session each pays for a JVM start and a cold JIT. With ``runtime.spark.connect_server.start: auto``
-(the default for local masters) a run that finds no server runs embedded as before and, once it has
-finished (so the start never competes with it for the cores), spawns a detached starter; the next
-runs connect to that server in well under a second and find its JIT warm.
+session each pays for a JVM start and a cold JIT. ``streamt server start`` (or a run, with
+``runtime.spark.connect_server.start: true``) starts a server for the project; while it is up, runs
+with ``start: auto`` (the default) connect to it in well under a second and find its JIT warm.
+Without it, a run is embedded and leaves no process behind.
 
 State lives in ``<project>/.streamt/connect-server/``:
 
 * ``server.json``: port, pid and a hash of the session conf; a run uses the server only when its
-  pid is alive, its port answers and its conf is the one this run wants (else it runs embedded,
-  and its starter replaces the server);
+  pid is alive, its port answers and its conf is the one this run wants (else it runs embedded);
 * ``start.lock``: held while a server is checked, started or stopped, so there are never two; a
   run that finds it held (a start in progress) does not wait: it runs embedded;
 * ``lease-<pid>``: each client process holds an exclusive ``flock`` on its own file while it uses
   the server and deletes the file when done. A lease file nobody holds means a client died
   without cleaning up (``kill -9``): its queries may still run in the server, so the keeper stops
-  the server once no live client remains (the next run starts a fresh one);
+  the server once no live client remains;
 * ``keeper.log``: the keeper (:mod:`.server_keeper`, a small detached process) stops the server
   after ``idle_minutes`` without a client, or as soon as the server dies.
 """
@@ -42,13 +41,13 @@ from typing import IO
 from ..core.files import atomic_write
 from ..spec.project import Project
 from .connect_server import port_open, start_server_process
+from .errors import SparkSetupError
 from .locks import FileLock, LockBusy
 from .paths import ProjectPaths
 from .settings import SparkSettings
 
 STATE = "connect-server"
 _leases: dict[str, IO[str]] = {}  # state dir -> this process's held lease file
-_pending: dict[str, str] = {}  # state dir -> what the starter spawned at exit needs (JSON)
 _decide = threading.Lock()
 _decided: dict[str, str | None] = {}  # state dir and conf -> this process's answer of connect_url
 _exit_registered = False
@@ -98,7 +97,7 @@ def _fitting(state: Mapping[str, object], wanted: str) -> int | None:
 def connect_url(project: Project, settings: SparkSettings, conf: Mapping[str, str]) -> str | None:
     """``sc://localhost:<port>`` of the project's running server when it was started with this conf,
     with a lease held by this process until it exits; None when there is none (or one is starting
-    right now): the caller runs embedded and :func:`start_after_run` prepares one for the next run."""
+    right now): the caller runs embedded."""
     folder = state_dir(project)
     key = f"{folder}#{conf_hash(settings, conf)}"
     with _decide:  # once per process: a process never mixes an embedded and a client session
@@ -123,7 +122,7 @@ def ensure_project_server(project: Project, settings: SparkSettings, conf: Mappi
                           lease: bool = False) -> tuple[str, bool]:
     """Start the project's server unless one with this conf runs (an old one with another conf is
     stopped); return its URL and whether this call started it (``lease``: with this process's lease
-    taken). Called by the detached starter :func:`start_after_run` spawns."""
+    taken). Called by ``streamt server start`` and by a run with ``connect_server.start: true``."""
     folder = state_dir(project)
     wanted = conf_hash(settings, conf)
     with FileLock(folder / "start.lock", wait=True):
@@ -135,7 +134,11 @@ def ensure_project_server(project: Project, settings: SparkSettings, conf: Mappi
             if isinstance(old, int) and pid_alive(old):
                 stop_pid(old)
             (folder / "warm").unlink(missing_ok=True)  # the new server's warm-up writes it again
-            port = _free_port()
+            port = settings.connect_server.port or _free_port()
+            if port_open(port):
+                raise SparkSetupError(
+                    f"port {port} (runtime.spark.connect_server.port) is already used by another process; "
+                    "choose a free port, or remove `port:` to let streamt pick one")
             pid = start_server_process(project, settings, conf, port, folder)
             atomic_write(folder / "server.json", json.dumps(
                 {"port": port, "pid": pid, "conf": wanted, "started": time.time()}, sort_keys=True))
@@ -143,26 +146,6 @@ def ensure_project_server(project: Project, settings: SparkSettings, conf: Mappi
         if lease:
             _take_lease(folder)
     return f"sc://localhost:{port}", started
-
-
-def start_after_run(project: Project, settings: SparkSettings) -> None:
-    """Have the project's server started once this process is done (so it never competes with this
-    run for the cores): a detached starter is spawned at exit (:func:`on_exit`)."""
-    _pending[str(state_dir(project))] = json.dumps({
-        "root": str(project.root), "env": project.env, "master": settings.master, "app_name": settings.app_name,
-        "conf": dict(settings.conf), "start": settings.connect_server.start,
-        "idle_minutes": settings.connect_server.idle_minutes}, sort_keys=True)
-    _register_exit()
-
-
-def _spawn_starter(folder: Path, spec: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    log = open(folder / "starter.log", "a", encoding="utf-8")  # noqa: SIM115 - handed to the child
-    try:
-        subprocess.Popen([sys.executable, "-m", "dagster_streamt.spark.server_starter", spec],
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
-    finally:
-        log.close()
 
 
 def _register_exit() -> None:
@@ -174,15 +157,11 @@ def _register_exit() -> None:
 
 def on_exit() -> None:
     """This process is done with Spark: release its leases (a lease file left behind unheld means a
-    client that died) and spawn the starters :func:`start_after_run` asked for. Registered with
-    ``atexit``; the CLI calls it itself before ``os._exit``."""
+    client that died). Registered with ``atexit``; the CLI calls it itself before ``os._exit``."""
     while _leases:
         _, fh = _leases.popitem()
         Path(fh.name).unlink(missing_ok=True)
         fh.close()
-    while _pending:
-        folder, spec = _pending.popitem()
-        _spawn_starter(Path(folder), spec)
 
 
 def stop_pid(pid: int, timeout: float = 20.0) -> None:

@@ -2,27 +2,25 @@
 
 A new JVM runs its first queries several times slower than later ones: the JSON parser, the
 Parquet writer, joins and aggregations are still interpreted until the JIT compiles them. A run
-that connects to a new server would pay that; so the detached starter that brought the server up
-runs a small built-in project through it first, with dagster-streamt's own materializers: synthetic
+that connects to a new server would pay that; so ``streamt server start`` runs a small built-in
+project through the server it started before returning, with dagster-streamt's own materializers: synthetic
 orders written as JSON, then a full build (corrupt records found in the scan, a filter, a join, a
 window aggregation, a distinct count, each kept with its refresh record) and incremental refreshes
 after new files arrive (appends, merged aggregation states). Those are the paths the next runs
 take. It writes only under the server's state folder and deletes what it wrote; ``warm`` records
 when it finished.
 
-``STREAMT_SERVER_WARMUP``: ``full`` (the default: a full build, a rebuild and a dozen refreshes, about
-50 s of both cores here), ``quick`` (one build and one refresh: the paths compiled, the JIT hardly
-warm; the test suite's default) or ``off`` (nothing run: the first runs on a new server are slower).
+``runtime.spark.connect_server.warmup``: ``quick`` (the default: one small build and one refresh,
+every path compiled once, a few seconds of CPU; ``benchmarks/bench_server_warmup.py`` measures it),
+``full`` (a full build, a rebuild and a dozen refreshes, about 50 s of both cores here: the JIT
+warm too) or ``off`` (nothing run: the first runs on a new server are slower).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from pathlib import Path
-
-from ..core.switches import switched_off
 
 ROWS = 100_000  # orders of each full build; each refresh adds ROWS // 50
 FILES = 4
@@ -31,15 +29,12 @@ FILES = 4
 ROUNDS = ("full", *["refresh"] * 6, "rebuild", *["refresh"] * 6)
 QUICK_ROUNDS = ("full", "refresh")
 QUICK_ROWS = 5_000
-WARMUP_ENV = "STREAMT_SERVER_WARMUP"
 
 
-def rounds() -> tuple[tuple[str, ...], int]:
-    """The warm-up's rounds and rows per build as ``STREAMT_SERVER_WARMUP`` asks (an unknown value: the
-    full warm-up)."""
-    if switched_off(WARMUP_ENV):
+def rounds(mode: str) -> tuple[tuple[str, ...], int]:
+    """The warm-up's rounds and rows per build for ``connect_server.warmup``."""
+    if mode == "off":
         return (), 0
-    mode = os.environ.get(WARMUP_ENV, "full").strip().lower()
     return (QUICK_ROUNDS, QUICK_ROWS) if mode == "quick" else (ROUNDS, ROWS)
 PROJECT = """\
 project: {name: streamt_warm_up, version: "1"}
@@ -100,16 +95,18 @@ def _orders(spark: object, first: int, rows: int, files: int, folder: Path) -> N
     lines.write.mode("append").text(str(folder))
 
 
-def warm_up(url: str, folder: Path) -> None:
-    """Run the warm-up; ``warm`` is written when it is over, whether it worked or not (a failure is a bug
-    of ours, printed to the starter's log: the server itself works, only colder)."""
-    todo, rows = rounds()
+def warm_up(url: str, folder: Path, mode: str = "quick") -> str | None:
+    """Run the warm-up; ``warm`` is written when it is over, whether it worked or not. Returns why it
+    failed (a bug of ours: the server itself works, only colder), or None."""
+    todo, rows = rounds(mode)
     try:
         if todo:
             _run(url, folder, todo, rows)
     except Exception as exc:  # reported; the server stays usable
-        print(time.strftime("%Y-%m-%dT%H:%M:%S"), f"warm-up failed: {type(exc).__name__}: {exc}", flush=True)
-    (folder / "warm").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        (folder / "warm").write_text(time.strftime("%Y-%m-%dT%H:%M:%S"), encoding="utf-8")
+    return None
 
 
 def _run(url: str, folder: Path, todo: tuple[str, ...], full_rows: int) -> None:

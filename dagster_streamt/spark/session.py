@@ -25,29 +25,33 @@ def is_connect(spark: SparkSession) -> bool:
 
 
 def create_session(project: Project, settings: SparkSettings | None = None) -> SparkSession:
-    """Start (or reuse this process's) SparkSession for ``project``.
+    """Start (or reuse this process's) SparkSession for ``project``: a client of the project's own
+    Connect server while it is up (or, with ``connect_server.start: true``, once this call started it),
+    a client of ``runtime.spark.remote``, or an embedded JVM (local or cluster master), which ends with
+    this process.
 
     Raises :class:`SparkSetupError` before any JVM starts when Java is missing or too old.
     """
     settings = settings or SparkSettings.from_project(project)
     conf = session_conf(project, settings)
+    if settings.mode == "connect":
+        assert settings.remote is not None
+        return _client(settings.remote, conf)
     if settings.project_server:
-        from .project_server import connect_url, start_after_run
+        from .project_server import connect_url, ensure_project_server
 
         url = connect_url(project, settings, conf)
+        if url is None and settings.connect_server.start is True:
+            url, _ = ensure_project_server(project, settings, conf, lease=True)
         if url is not None:
             return _client(url, conf)
-        start_after_run(project, settings)  # this run starts its own JVM; the next one connects
-        return _embedded(settings, conf)
-    if settings.mode == "connect":
-        return _connect(project, settings, conf)
     return _embedded(settings, conf)
 
 
 def _embedded(settings: SparkSettings, conf: Mapping[str, str]) -> SparkSession:
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if settings.mode == "local":  # the machine's class archive: a faster JVM start and first query
+    if settings.mode == "local" and settings.class_archive:  # a faster JVM start and first query
         conf = with_archive(conf)
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name or "streamt")
     for key, value in conf.items():
@@ -57,16 +61,6 @@ def _embedded(settings: SparkSettings, conf: Mapping[str, str]) -> SparkSession:
     except Exception as exc:
         raise SparkSetupError(f"could not start Spark with master {settings.master!r}: "
                               f"{first_meaningful_line(exc)}") from exc
-
-
-def _connect(project: Project, settings: SparkSettings, conf: Mapping[str, str]) -> SparkSession:
-    from .connect_server import ensure_connect_server
-
-    url = settings.remote
-    if settings.connect_server.start is True:
-        url = ensure_connect_server(project, settings, conf)
-    assert url is not None
-    return _client(url, conf)
 
 
 def connect_modules() -> None:
@@ -95,7 +89,7 @@ def _client(url: str, conf: Mapping[str, str]) -> SparkSession:
         return SparkSession.builder.remote(url).config(map=runtime).getOrCreate()
     except Exception as exc:
         raise SparkSetupError(f"could not connect to Spark Connect at {url}: {first_meaningful_line(exc)}; "
-                              "check that the server is running (or set runtime.spark.connect_server.start: true)"
+                              "check that the server is running (`streamt server start` starts the project's own)"
                               ) from exc
 
 

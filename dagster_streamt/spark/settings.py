@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.switches import SPARK_SERVER_ENV, switched_off
 from ..spec.models import ConnectServer
 from ..spec.project import Project
 from .paths import ProjectPaths
@@ -30,12 +29,13 @@ class SparkSettings:
     app_name: str | None = None
     conf: Mapping[str, str] = field(default_factory=dict)
     connect_server: ConnectServer = field(default_factory=ConnectServer)
+    class_archive: bool = True
 
     @classmethod
     def from_project(cls, project: Project, **overrides: Any) -> SparkSettings:
         rt = project.runtime.spark
         base = cls(master=rt.master, remote=rt.remote, app_name=rt.app_name or f"streamt-{project.name}",
-                   conf=dict(rt.conf), connect_server=rt.connect_server)
+                   conf=dict(rt.conf), connect_server=rt.connect_server, class_archive=rt.class_archive)
         given = {k: v for k, v in overrides.items() if v is not None}
         if "conf" in given:  # merged over the project's conf, not replacing it
             given["conf"] = {**base.conf, **{str(k): str(v) for k, v in given["conf"].items()}}
@@ -43,14 +43,15 @@ class SparkSettings:
 
     @property
     def project_server(self) -> bool:
-        """Runs go to the project's own auto-started Connect server (see :mod:`.project_server`)."""
-        return (self.connect_server.start == "auto" and not self.remote and bool(_LOCAL.match(self.master))
-                and not switched_off(SPARK_SERVER_ENV))
+        """Runs use the project's own Connect server while it is up (see :mod:`.project_server`);
+        ``start: true`` also starts it when it is not."""
+        return self.connect_server.start is not False and not self.remote
 
     @property
     def mode(self) -> str:
-        """'connect' (a Spark Connect client), 'local' (embedded JVM) or 'cluster' (a master URL)."""
-        if self.remote or self.connect_server.start is True:  # (a project server is decided per run)
+        """'connect' (a remote Spark Connect client), 'local' (embedded JVM) or 'cluster' (a master URL);
+        a run on the project's server is decided per run (:func:`.session.create_session`)."""
+        if self.remote:
             return "connect"
         return "local" if _LOCAL.match(self.master) else "cluster"
 

@@ -15,17 +15,24 @@ from .base import CommaList, Strict, stringify_options
 
 
 class ConnectServer(Strict):
-    """Runs connect to a long-lived local Spark Connect server instead of starting a JVM each.
+    """The project's own long-lived Spark Connect server, which runs use instead of starting a JVM each.
 
-    ``auto`` (default, local masters only): the project's own server, started by the first run on a
-    free port, reused by later runs, stopped after ``idle_minutes`` without a run. ``true``: a server
-    on ``port``, started when nothing listens there and left running. ``false``: every run starts
-    its own embedded JVM (so does ``STREAMT_SPARK_SERVER=off`` in the environment).
+    Nothing starts it behind the user's back: ``streamt server start`` does (or a run, with
+    ``start: true``), and it stops after ``idle_minutes`` without a client (or ``streamt server stop``).
+
+    ``start``: ``auto`` (default) runs connect to the project's server while it is up, and run
+    embedded otherwise; ``true`` a run that finds none starts it first (and leaves it running);
+    ``false`` every run starts its own embedded JVM, even while a server is up.
+    ``port``: the server's port (default: a free one). ``warmup``: what ``streamt server start`` runs
+    through a new server before returning, so the first runs find its JIT warm: ``quick`` (one small
+    build and one refresh, a few seconds), ``full`` (a dozen larger refreshes, about a minute of both
+    cores) or ``off``.
     """
 
     start: bool | Literal["auto"] = "auto"
-    port: int = Field(default=15002, ge=1, le=65535)
+    port: int | None = Field(default=None, ge=1, le=65535)
     idle_minutes: float = Field(default=10.0, gt=0)
+    warmup: Literal["quick", "full", "off"] = "quick"
 
 
 class SparkRuntime(Strict):
@@ -37,6 +44,10 @@ class SparkRuntime(Strict):
     checkpoints: str = ".streamt/checkpoints"
     database: str = "default"
     connect_server: ConnectServer = Field(default_factory=ConnectServer)
+    # local JVMs map a class-data-sharing archive of Spark's classes (a faster start; see spark/jvm_archive.py)
+    class_archive: bool = True
+    # small JSON/CSV sources (at most this many MB of files) keep their parsed rows as Parquet; 0: never
+    parsed_cache_mb: float = Field(default=64.0, ge=0)
 
     @field_validator("conf", mode="before")
     @classmethod

@@ -21,7 +21,7 @@ import pytest
 
 from dagster_streamt.api import load
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.connect_server import stop_connect_server
+from dagster_streamt.spark.project_server import stop_project_server
 
 ROOT = Path(__file__).parents[2]
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -155,4 +155,4 @@ def test_cluster_and_connect_runs_equal_the_local_run(spark: Any, cluster: tuple
         running = [a["name"] for a in _master_state(ui)["activeapps"]]
         assert running == ["Spark Connect server"], running  # the server is the cluster's application
     finally:
-        stop_connect_server(load(via_connect, "cluster").project)
+        stop_project_server(load(via_connect, "cluster").project)

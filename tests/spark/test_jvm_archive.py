@@ -19,19 +19,31 @@ from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_ar
 from ..conftest import write_project
 from ..spark.helpers import jsonl
 
-ON = {"STREAMT_JVM_ARCHIVE": "on"}
-
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STREAMT_JVM_ARCHIVE", "on")
-    monkeypatch.setenv("STREAMT_JVM_ARCHIVE_DIR", str(tmp_path / "jvm"))
-    return tmp_path / "jvm"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "dagster-streamt" / "jvm"
 
 
-def test_off_means_no_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STREAMT_JVM_ARCHIVE", "off")
-    assert java_options({}) == "" and with_archive({"a": "b"}) == {"a": "b"}
+def test_on_by_default_and_off_in_yaml(tmp_path: Path) -> None:
+    from dagster_streamt.spark import SparkSettings
+
+    from ..conftest import load
+
+    assert SparkSettings.from_project(load(write_project(tmp_path / "a", {}))).class_archive
+    off = load(write_project(tmp_path / "b", {"runtime": {"spark": {"class_archive": False}}}))
+    assert not SparkSettings.from_project(off).class_archive
+
+
+def test_a_newer_jdk_manages_the_archive_itself(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jvm_archive, "_java_major", lambda java: 21)
+    key = archive_key({})
+    assert java_options({}, dump=False) == ""  # a server never writes it
+    options = java_options({})
+    assert options.startswith(f"-XX:+AutoCreateSharedArchive -XX:SharedArchiveFile={folder / (key + '.jsa')} ")
+    (folder / f"{key}.jsa").write_bytes(b"x")
+    assert "AutoCreateSharedArchive" in java_options({}, dump=False)
 
 
 def test_first_jvm_dumps_then_a_complete_dump_is_adopted(folder: Path) -> None:
@@ -78,13 +90,12 @@ def test_user_cds_flags_win(folder: Path) -> None:
 @pytest.mark.slow
 def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
     project = write_project(tmp_path / "proj", {
-        "runtime": {"spark": {"connect_server": False}},
         "sources": [{"name": "raw", "format": "json", "path": "data",
                      "columns": [{"name": "id", "type": "bigint"}, {"name": "v", "type": "double"}]}],
         "models": [{"name": "total", "sql": 'SELECT count(*) AS n, sum(v) AS s FROM {{ source("raw") }}'}]},
         {"data/a.json": jsonl([{"id": 1, "v": 2.5}, {"id": 2, "v": 1.5}]) + "{bad\n"})
-    folder = tmp_path / "jvm"
-    env = {**os.environ, **ON, "STREAMT_JVM_ARCHIVE_DIR": str(folder)}
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    folder = tmp_path / "cache" / "dagster-streamt" / "jvm"
 
     def run(*extra: str) -> Any:
         proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(project), *extra],
@@ -105,8 +116,7 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
     data = archive.read_bytes()
     key = archive.name.removesuffix(".jsa")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("STREAMT_JVM_ARCHIVE", "on")
-        mp.setenv("STREAMT_JVM_ARCHIVE_DIR", str(folder))
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         java = find_java()
         assert java is not None
 

@@ -21,9 +21,9 @@ MODELS = [{"name": "total", "sql": 'SELECT count(*) AS n, sum(v) AS s FROM {{ so
           {"name": "copy", "sql": 'SELECT id, v FROM {{ source("raw") }}'}]
 
 
-def project_with(tmp_project: Any, files: dict[str, str], name: str = "proj") -> Any:
+def project_with(tmp_project: Any, files: dict[str, str], name: str = "proj", **spark: Any) -> Any:
     return tmp_project({"sources": [{"name": "raw", "format": "json", "path": "in", "columns": COLUMNS}],
-                        "models": MODELS}, files, name=name)
+                        "models": MODELS, **({"runtime": {"spark": spark}} if spark else {})}, files, name=name)
 
 
 def batches(project: Any) -> list[dict[str, Any]]:
@@ -64,12 +64,11 @@ def test_a_changed_file_is_parsed_again(spark: Any, tmp_project: Any) -> None:
     assert sorted(sorted(Path(f).name for f in b["files"]) for b in batches(project)) == [["a.json", "b.json"]]
 
 
-def test_without_the_cache_the_same_rows(spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_cache_the_same_rows(spark: Any, tmp_project: Any) -> None:
     files = {"in/a.json": jsonl({"id": i, "v": i / 3} for i in range(50)) + '{"id": "x", "v": 1}\n'}
     cached = project_with(tmp_project, files)
     run(spark, cached)
-    monkeypatch.setenv("STREAMT_PARSED_CACHE_MB", "0")
-    plain = project_with(tmp_project, files, name="plain")
+    plain = project_with(tmp_project, files, name="plain", parsed_cache_mb=0)
     run(spark, plain)
     assert not batches(plain)
     for name in ("total", "copy"):

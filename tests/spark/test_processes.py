@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.spark import Warehouse, stop_connect_server
+from dagster_streamt.spark import Warehouse, stop_project_server
 from dagster_streamt.spark.connect_server import port_open
 
 from ..conftest import load, write_project
@@ -62,7 +62,7 @@ def connect_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any,
     finally:
         if proc.poll() is None:
             proc.kill()
-        stop_connect_server(project)
+        stop_project_server(project)
 
 
 def test_two_processes_run_on_one_project_at_once(spark: Any, tmp_project: Any, tmp_path: Path,
@@ -87,4 +87,4 @@ def test_connect_server_is_started_reused_and_stopped(connect_run: Any) -> None:
     assert got["results"] == {"daily": ["success", 1, None], "events": ["success", 5, None]}
     assert got["one"] == 1 and got["reconnect"] < 5
     assert port_open(port), "the server outlives its clients"
-    assert stop_connect_server(project) and not port_open(port)
+    assert stop_project_server(project) and not port_open(port)

@@ -1,6 +1,7 @@
-"""The project's own Spark Connect server (``connect_server.start: auto``): started after the first run,
-used by the next ones (together too), replaced for another conf, stopped when idle, and stopped when a
-client dies with queries in it (``kill -9``)."""
+"""The project's own Spark Connect server: nothing starts it unless asked (a default run leaves no
+process behind); ``streamt server start`` starts and warms it, runs use it while it is up (together
+too), ``start: true`` lets a run start it; it stops when idle, when asked, and when a client dies with
+queries in it (``kill -9``)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ REPO = Path(__file__).resolve().parents[2]
 FILES = {"in/a.json": jsonl({"id": i} for i in range(5))}
 
 
-def config(idle_minutes: float = 5.0, partitions: str = "2") -> dict[str, Any]:
+def config(idle_minutes: float = 5.0, partitions: str = "2", start: bool | str = "auto") -> dict[str, Any]:
     return {
-        "runtime": {"spark": {"connect_server": {"idle_minutes": idle_minutes},
+        "runtime": {"spark": {"connect_server": {"idle_minutes": idle_minutes, "start": start},
                               "conf": {"spark.sql.shuffle.partitions": partitions}}},
         "sources": [{"name": "raw", "format": "json", "path": "in", "columns": [{"name": "id", "type": "bigint"}]}],
         "models": [{"name": "total", "materialized": "table",
@@ -38,18 +39,27 @@ def config(idle_minutes: float = 5.0, partitions: str = "2") -> dict[str, Any]:
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "STREAMT_SPARK_SERVER": "auto", "DAGSTER_HOME": ""}
+    return {**os.environ, "DAGSTER_HOME": ""}
 
 
 def streamt_run(root: Path) -> subprocess.Popen[str]:
+    """``streamt run`` in a session of its own (so whatever it leaves behind can be found)."""
     return subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)], cwd=REPO,
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
 
 
 def finished(proc: subprocess.Popen[str]) -> str:
     out, _ = proc.communicate(timeout=240)
     assert proc.returncode == 0, out[-3000:]
     return out
+
+
+def cli(*args: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], cwd=REPO, env=env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def server_pid(project: Any) -> int:
@@ -67,33 +77,34 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
     return condition()
 
 
+def left_behind(session: int, root: Path) -> list[str]:
+    """Live processes of the session ``session`` or whose command line names ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            sid = os.getsid(int(entry.name))
+        except (OSError, ProcessLookupError):
+            continue
+        if sid == session or str(root) in cmd:
+            found.append(f"{entry.name}: {cmd[:200]}")
+    return found
+
+
 @pytest.fixture
 def project_dir(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     made: list[Any] = []
 
-    def make(**kwargs: Any) -> Any:
-        project = load(write_project(tmp_path / "proj", config(**kwargs), FILES))
+    def make(name: str = "proj", **kwargs: Any) -> Any:
+        project = load(write_project(tmp_path / name, config(**kwargs), FILES))
         made.append(project)
         return project
 
     yield make
     for project in made:  # no server may outlive the test
         stop_project_server(project)
-
-
-def server_up(project: Any) -> int:
-    """The pid of the project's server once it answers and is warmed up (the first run's starter does both)."""
-    from dagster_streamt.spark.connect_server import port_open
-
-    def up() -> bool:
-        state = read_state(state_dir(project)) or {}
-        return isinstance(state.get("port"), int) and port_open(int(state["port"])) \
-            and (state_dir(project) / "warm").exists()  # type: ignore[arg-type]
-
-    log = state_dir(project) / "starter.log"
-    assert wait_for(up, 120), log.read_text() if log.exists() else "no starter log"
-    assert "warm-up failed" not in log.read_text(), log.read_text()  # the warm-up ran our materializers
-    return server_pid(project)
 
 
 def client(project: Any, stream: bool = False) -> subprocess.Popen[str]:
@@ -112,54 +123,74 @@ def said(proc: subprocess.Popen[str], word: str) -> str:
     raise AssertionError("".join(lines[-30:]))
 
 
-def test_started_after_the_first_run_used_by_the_next_and_replaced_for_another_conf(
-        spark: Any, project_dir: Any) -> None:
+def session_kind(project: Any) -> str:
+    probe = client(project)
+    line = said(probe, "session")
+    finished(probe)
+    return line.split()[-1]
+
+
+def test_a_default_run_leaves_no_process_behind(spark: Any, project_dir: Any) -> None:
     project = project_dir()
-    finished(streamt_run(project.root))  # runs embedded, then leaves a starter behind
-    pid = server_up(project)
-    warm = state_dir(project) / "warm-cli.log"  # the warm command process comes up after the warm-up
-    assert wait_for(lambda: warm.is_file() and "ready at" in warm.read_text(), 60), "no warm command process"
+    for _ in range(2):
+        proc = streamt_run(project.root)
+        finished(proc)  # its output closed: nothing it started holds the terminal
+        assert wait_for(lambda sid=proc.pid: not left_behind(sid, project.root), 5), \
+            left_behind(proc.pid, project.root)
+    assert read_state(state_dir(project)) is None  # no server was started
+    assert rows(spark, Warehouse.for_project(project).table_location("total")) == [{"n": 5, "s": 10}]
+    assert "no Spark server is running" in cli("server", "-p", str(project.root))
+
+
+def test_server_start_is_used_by_runs_until_stopped(spark: Any, project_dir: Any) -> None:
+    project = project_dir()
+    out = cli("server", "start", "-p", str(project.root))
+    assert "started the project's Spark server at sc://localhost:" in out and "warmed it up (quick" in out, out
+    pid = server_pid(project)
+    assert "already running" in cli("server", "start", "-p", str(project.root))
     first, second = streamt_run(project.root), streamt_run(project.root)  # at once: both use that server
     (project.root / "in" / "b.json").write_text(jsonl({"id": 10} for _ in range(1)))
     finished(first), finished(second)
     assert server_pid(project) == pid and pid_alive(pid)
     assert len(list(state_dir(project).glob("spark-streamt-*.pid"))) == 1  # never a second server
     assert not list(state_dir(project).glob("lease-*"))  # every client let go of it
-    probe = client(project)
-    assert "session connect" in said(probe, "session"), "a run after the start did not connect"
-    finished(probe)
+    assert session_kind(project) == "connect"
     finished(streamt_run(project.root))
     assert rows(spark, Warehouse.for_project(project).table_location("total")) == [{"n": 6, "s": 20}]
-    log = warm.read_text()  # those runs were forked by the warm process, each exiting 0
-    assert log.count("streamt run -p") == 3 and log.count(": exit 0") == 3, log
+    assert f"pid {pid} at sc://localhost:" in cli("server", "-p", str(project.root))
 
-    changed = project_dir(partitions="3")  # another session conf: embedded, and the server is replaced
-    finished(streamt_run(changed.root))
+    yml = project.root / "stream_project.yml"  # another session conf: runs go embedded beside the server
+    yml.write_text(yml.read_text().replace("spark.sql.shuffle.partitions: '2'", "spark.sql.shuffle.partitions: '3'"))
+    assert "'3'" in yml.read_text()
+    assert session_kind(project) == "embedded" and pid_alive(pid)
+    cli("server", "start", "-p", str(project.root))  # replaces the server with one of the new conf
     assert wait_for(lambda: not pid_alive(pid)), "the server with the old conf is still running"
-    new = server_up(changed)
-    assert new != pid
+    new = server_pid(project)
+    assert new != pid and session_kind(project) == "connect"
 
-    assert f"pid {new} at sc://localhost:" in cli("server", "-p", str(changed.root))
-    (state_dir(changed) / "server.json").unlink()  # its state gone (say, the project folder deleted) ...
+    (state_dir(project) / "server.json").unlink()  # its state gone (say, the project folder deleted) ...
     assert wait_for(lambda: not pid_alive(new), 30), "a server nobody can find any more is still running"
-    assert "no Spark server is running" in cli("server", "-p", str(changed.root))
-    assert "no Spark server was running" in cli("server", "stop", "-p", str(changed.root))
+    assert "no Spark server is running" in cli("server", "-p", str(project.root))
+    assert "no Spark server was running" in cli("server", "stop", "-p", str(project.root))
 
 
-def cli(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args], cwd=REPO, env=env(),
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
-
-
-def test_an_idle_server_stops(project_dir: Any) -> None:
-    project = project_dir(idle_minutes=0.05)  # 3 s
+def test_start_true_lets_a_run_start_it_and_an_idle_server_stops(spark: Any, project_dir: Any) -> None:
+    project = project_dir(start=True, idle_minutes=0.1)  # 6 s
     finished(streamt_run(project.root))
-    pid = server_up(project)
+    pid = server_pid(project)
+    assert pid_alive(pid) and rows(spark, Warehouse.for_project(project).table_location("total")) == \
+        [{"n": 5, "s": 10}]
     assert wait_for(lambda: not pid_alive(pid)), "the idle server is still running"
     assert read_state(state_dir(project)) is None
     assert "no client for" in (state_dir(project) / "keeper.log").read_text()
+
+
+def test_start_false_never_uses_a_running_server(project_dir: Any) -> None:
+    project = project_dir()
+    cli("server", "start", "-p", str(project.root))
+    (project.root / "stream_project.yml").write_text(
+        (project.root / "stream_project.yml").read_text().replace("start: auto", "start: false"))
+    assert session_kind(load(project.root)) == "embedded"
 
 
 CLIENT = """
@@ -179,12 +210,12 @@ stop_session(spark)
 
 def test_a_killed_client_takes_the_server_and_its_queries_down(project_dir: Any) -> None:
     project = project_dir()
-    finished(streamt_run(project.root))
-    pid = server_up(project)
+    cli("server", "start", "-p", str(project.root))
+    pid = server_pid(project)
     assert "stopped the project's Spark server" in cli("server", "stop", "-p", str(project.root))
     assert not pid_alive(pid)
-    finished(streamt_run(project.root))  # embedded again, and a new server after it
-    pid = server_up(project)
+    cli("server", "start", "-p", str(project.root))
+    pid = server_pid(project)
     proc = client(project, stream=True)
     try:
         assert "connect" in said(proc, "session")
@@ -218,13 +249,10 @@ def test_incremental_refreshes_on_the_server_equal_a_rebuild(spark: Any, tmp_pat
     project = load(write_project(tmp_path / "proj", config, files))
     fresh = load(write_project(tmp_path / "fresh", config, files))
     try:
-        finished(streamt_run(project.root))  # embedded; leaves the server's starter behind
-
-        def up() -> bool:
-            state = read_state(state_dir(project)) or {}
-            return isinstance(state.get("port"), int) and port_open(int(state["port"]))
-
-        assert wait_for(up, 120), "the project's server did not start"
+        cli("server", "start", "-p", str(project.root))
+        state = read_state(state_dir(project)) or {}
+        assert isinstance(state.get("port"), int) and port_open(int(state["port"]))
+        finished(streamt_run(project.root))  # the first build, through the server
         for root in (project.root, fresh.root):
             (root / "data" / "orders" / "part-2.json").write_text(jsonl(SECOND) + "{also not json\n")
         out = finished(streamt_run(project.root))
