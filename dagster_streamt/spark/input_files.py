@@ -1,8 +1,8 @@
 """The files an input consists of right now, so a table knows which of them it has already read.
 
-A *snapshot* maps each data file of an input to its fingerprint (size, modification time). Sources
+A *snapshot* maps each data file of an input to its :func:`.quarantine_ledger.fingerprint`. Sources
 are keyed by absolute path; a stored table by the path inside its version folder, which a new
-version that only appends keeps (its old files are hard links: same name, size and time). Comparing
+version that only appends keeps (its old files are hard links: same name, inode, size and time). Comparing
 the snapshot a table recorded with today's tells what happened since: nothing, files appended, or
 something rewritten (a file changed or gone), which only a full recompute can follow.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..spec.topics import topic_folder
-from .quarantine_ledger import Fingerprint, local_files
+from .quarantine_ledger import Fingerprint, fingerprint, local_files
 
 # options that change which files a reader lists: Spark itself lists such sources
 _LISTING_OPTIONS = frozenset({"pathglobfilter", "recursivefilelookup", "modifiedbefore", "modifiedafter", "basepath"})
@@ -50,10 +50,6 @@ def hidden(name: str) -> bool:
     return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
 
 
-def _fingerprint(st: os.stat_result) -> Fingerprint:
-    return st.st_size, st.st_mtime_ns
-
-
 def tree_files(root: Path) -> dict[str, Fingerprint] | None:
     """Data files under ``root`` (partition folders included) keyed by relative path, as Spark lists
     them; None when ``root`` is not a folder."""
@@ -66,7 +62,7 @@ def tree_files(root: Path) -> dict[str, Fingerprint] | None:
         for name in files:
             if not hidden(name):
                 path = base / name
-                out[str(path.relative_to(root))] = _fingerprint(path.stat())
+                out[str(path.relative_to(root))] = fingerprint(path.stat(), linked=True)
     return out
 
 
@@ -88,7 +84,7 @@ def listed_by_python(location: Path, options: Mapping[str, str]) -> dict[str, Fi
         return None
     try:
         if location.is_file():
-            return {str(location): _fingerprint(location.stat())}
+            return {str(location): fingerprint(location.stat())}
         out: dict[str, Fingerprint] = {}
         with os.scandir(location) as entries:
             for entry in entries:
@@ -96,7 +92,7 @@ def listed_by_python(location: Path, options: Mapping[str, str]) -> dict[str, Fi
                     continue
                 if entry.is_dir():
                     return None
-                out[os.path.abspath(entry.path)] = _fingerprint(entry.stat())
+                out[os.path.abspath(entry.path)] = fingerprint(entry.stat())
         return out
     except OSError:
         return None

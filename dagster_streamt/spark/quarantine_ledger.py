@@ -4,7 +4,7 @@ A table model rereads its whole source on every run, but the quarantine pass (ev
 find the malformed ones) only needs the files it has not seen: a rerun after one new file parses one
 file, a rerun without new data parses none. The counts the run reports stay totals over every file.
 
-The ledger is a list of passes, each with the files it read (path, size, modification time) and the
+The ledger is a list of passes, each with the files it read (path and :func:`fingerprint`) and the
 rows and corrupt rows it counted. A pass counts only while every file it read is unchanged; a file
 that changed or vanished drops the whole ledger and the next pass reads everything again. It is
 written after the pass's quarantine rows are appended, so a crash in between only repeats the pass
@@ -22,10 +22,27 @@ from urllib.parse import unquote, urlparse
 
 from ..core.files import atomic_write
 
-VERSION = 1
+VERSION = 2  # 2: four-part fingerprints (a ledger of size + mtime ones is read again from scratch)
 LEDGER_FILE = "_streamt_ledger.json"  # inside the quarantine's folder: Spark skips `_` files, and
 # deleting the quarantine deletes the ledger with it
-Fingerprint = tuple[int, int]  # (size in bytes, modification time in ns)
+Fingerprint = tuple[int, int, int, int]  # (size in bytes, modification time ns, inode, status change time ns)
+
+
+def fingerprint(st: os.stat_result, *, linked: bool = False) -> Fingerprint:
+    """What tells a file from a rewrite of it, for every record of files read (refresh records, this
+    ledger, the parsed cache). Size and modification time alone miss a rewrite of the same size whose
+    mtime is set back (``os.utime``); the status change time cannot be set back, and a new file
+    renamed into place has a new inode. A file merely touched or renamed then looks rewritten: read
+    again in full, never twice. ``linked``: the warehouse's own files, never rewritten, shared by
+    table versions as hard links (a new link changes the status change time, not the bytes): the
+    inode identifies them."""
+    return st.st_size, st.st_mtime_ns, st.st_ino, 0 if linked else st.st_ctime_ns
+
+
+def read_fingerprint(value: Sequence[object]) -> Fingerprint:
+    """A fingerprint as stored (a JSON list); ValueError for any other shape (an older record)."""
+    size, mtime, inode, ctime = (int(v) for v in value)  # type: ignore[call-overload]
+    return size, mtime, inode, ctime
 
 
 @dataclass(frozen=True)
@@ -52,7 +69,7 @@ def local_files(uris: Sequence[str]) -> dict[str, Fingerprint] | None:
             st = os.stat(path)
         except OSError:
             return None
-        out[path] = (st.st_size, st.st_mtime_ns)
+        out[path] = fingerprint(st)
     return out
 
 
@@ -67,8 +84,11 @@ class Ledger:
             return []
         if not isinstance(data, dict) or data.get("version") != VERSION:
             return []
-        return [Pass({f: (int(s), int(m)) for f, (s, m) in p["files"].items()}, int(p["rows"]), int(p["bad"]))
-                for p in data.get("passes", [])]
+        try:
+            return [Pass({f: read_fingerprint(fp) for f, fp in p["files"].items()}, int(p["rows"]), int(p["bad"]))
+                    for p in data.get("passes", [])]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return []
 
     def plan(self, current: Mapping[str, Fingerprint]) -> tuple[list[Pass], list[str]]:
         """(earlier passes still valid, files to read now). Any earlier file changed or gone: none valid."""

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.files import atomic_write
-from .quarantine_ledger import Fingerprint
+from .quarantine_ledger import Fingerprint, read_fingerprint
 
 RECORD = "_streamt_refresh.json"
 STATE = "_streamt_state"
-FORMAT = 1  # bump when what a version records changes meaning: older records then mean a full rebuild
+FORMAT = 2  # bump when what a version records changes meaning: older records then mean a full rebuild
+# (2: four-part file fingerprints)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def read_record(version: Path | None) -> RefreshRecord | None:
         data = json.loads((version / RECORD).read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
             return None
-        inputs = {k: {f: (int(fp[0]), int(fp[1])) for f, fp in files.items()} for k, files in data["inputs"].items()}
+        inputs = {k: {f: read_fingerprint(fp) for f, fp in files.items()} for k, files in data["inputs"].items()}
         return RefreshRecord(str(data["config"]), str(data["kind"]), inputs, int(data["files_at_rebuild"]),
                              int(data["refreshes"]))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):

@@ -221,3 +221,40 @@ def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> N
     for name in ("per_status", "everyone"):
         assert table(spark, project, name) == table(spark, fresh, name), name
     assert table(spark, project, "everyone") == [(4, 8)]  # ann, bob, zed, then cid; NULL is no customer
+
+
+def test_a_rewrite_with_the_same_size_and_time_is_read_again(spark: Any, tmp_project: Any) -> None:
+    models = [{"name": "clean", "sql": 'SELECT order_id, customer, amount FROM {{ source("orders_raw") }}'},
+              {"name": "per_customer", "sql": 'SELECT customer, count(*) AS n, sum(amount) AS total '
+                                              'FROM {{ ref("clean") }} GROUP BY customer'}]
+    project = shop(tmp_project, models=models)
+    path = project.root / "data" / "orders" / "part-1.json"
+    first = run(spark, project)
+    assert all(r.ok for r in first.values())
+    before = path.stat()
+    rewritten = [dict(r, customer={"ann": "amy", "bob": "bea", "zed": "zoe"}[r["customer"]],
+                      amount=None if r["amount"] is None else r["amount"] + 1) for r in FIRST]
+    text = jsonl(rewritten) + "{not json\n"
+    assert len(text.encode()) == before.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same modification time
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    again = run(spark, project)
+    assert again["clean"].refresh == "full" and "rewritten" in (again["clean"].refresh_note or "")
+    assert table(spark, project, "clean") == sorted(
+        ((r["order_id"], r["customer"], r["amount"]) for r in rewritten), key=repr)
+    assert table(spark, project, "per_customer") == [("amy", 2, 19.5), ("bea", 1, None), ("zoe", 1, 4.0)]
+
+    os.utime(path)  # merely touched: read again in full, never counted twice
+    touched = run(spark, project)
+    assert touched["clean"].refresh == "full"
+    assert len(table(spark, project, "clean")) == 4
+    os.rename(path, path.with_name("renamed.json"))  # renamed: the same rows, once
+    renamed = run(spark, project)
+    assert renamed["clean"].refresh == "full"
+    assert table(spark, project, "per_customer") == [("amy", 2, 19.5), ("bea", 1, None), ("zoe", 1, 4.0)]
+
+    add_orders(project, "part-2.json", [dict(SECOND[1], customer="amy")])  # appends still follow exactly
+    appended = run(spark, project)
+    assert (appended["clean"].refresh, appended["per_customer"].refresh) == ("append", "merge")
+    assert table(spark, project, "per_customer") == [("amy", 3, 39.5), ("bea", 1, None), ("zoe", 1, 4.0)]

@@ -41,8 +41,8 @@ RECOMPUTE = incremental_plan("SELECT c.tier, percentile_approx(o.amount, 0.5) AS
 VOLATILE = incremental_plan("SELECT o.id, rand() AS r FROM orders_raw o JOIN customers c ON o.cid = c.id",
                             RELATIONS)
 
-SOURCE_FILES = {f"{ROOT}/part-0.json": (100, 1_000), f"{ROOT}/part-1.json": (200, 2_000)}
-TABLE_FILES = {"part-00000.parquet": (500, 10), "part-00001.parquet": (600, 11)}
+SOURCE_FILES = {f"{ROOT}/part-0.json": (100, 1_000, 7, 1_100), f"{ROOT}/part-1.json": (200, 2_000, 8, 2_100)}
+TABLE_FILES = {"part-00000.parquet": (500, 10, 20, 0), "part-00001.parquet": (600, 11, 21, 0)}
 
 
 def test_the_plans_are_the_kinds_these_tests_need() -> None:
@@ -76,8 +76,9 @@ def given(plan: IncrementalPlan = JOIN, src: Mapping[str, tuple[int, int]] | Non
                          **kw)  # type: ignore[arg-type]
 
 
-NEW_SOURCE = {**SOURCE_FILES, f"{ROOT}/part-3.json": (50, 3_000), f"{ROOT}/part-2.json": (40, 3_001)}
-NEW_TABLE = {**TABLE_FILES, "k=1/part-00002.parquet": (70, 12)}
+NEW_SOURCE = {**SOURCE_FILES, f"{ROOT}/part-3.json": (50, 3_000, 9, 3_100),
+              f"{ROOT}/part-2.json": (40, 3_001, 10, 3_101)}
+NEW_TABLE = {**TABLE_FILES, "k=1/part-00002.parquet": (70, 12, 22, 0)}
 
 
 # --- decide: reasons for a full rebuild before any input is looked at ----------------------------------------------
@@ -121,12 +122,14 @@ def test_inputs_are_checked_in_sorted_order() -> None:  # ("model", ...) before 
 
 
 @pytest.mark.parametrize("files", [
-    {**SOURCE_FILES, f"{ROOT}/part-0.json": (101, 1_000)},  # size changed
-    {**SOURCE_FILES, f"{ROOT}/part-0.json": (100, 1_001)},  # modification time changed
-    {f"{ROOT}/part-1.json": (200, 2_000)},  # removed
-    {f"{ROOT}/part-1.json": (200, 2_000), f"{ROOT}/part-9.json": (100, 1_000)},  # removed, another added
+    {**SOURCE_FILES, f"{ROOT}/part-0.json": (101, 1_000, 7, 1_100)},  # size changed
+    {**SOURCE_FILES, f"{ROOT}/part-0.json": (100, 1_001, 7, 1_100)},  # modification time changed
+    {**SOURCE_FILES, f"{ROOT}/part-0.json": (100, 1_000, 7, 1_200)},  # rewritten, its mtime set back
+    {**SOURCE_FILES, f"{ROOT}/part-0.json": (100, 1_000, 99, 1_100)},  # another file renamed into place
+    {f"{ROOT}/part-1.json": (200, 2_000, 8, 2_100)},  # removed
+    {f"{ROOT}/part-1.json": (200, 2_000, 8, 2_100), f"{ROOT}/part-9.json": (100, 1_000, 7, 1_100)},  # renamed
 ])
-def test_a_rewritten_input(files: dict[str, tuple[int, int]]) -> None:
+def test_a_rewritten_input(files: dict[str, tuple[int, int, int, int]]) -> None:
     assert decide(given(src=files)) == \
         Refresh("full", "source orders_raw was rewritten (a file it had changed or disappeared)")
 
@@ -216,8 +219,8 @@ def test_appended() -> None:
     assert appended({}, now) == sorted(NEW_SOURCE)
     before_json = {k: list(v) for k, v in SOURCE_FILES.items()}  # as a record's JSON holds them
     assert appended(before_json, now) == [f"{ROOT}/part-2.json", f"{ROOT}/part-3.json"]  # type: ignore[arg-type]
-    assert appended({**SOURCE_FILES, f"{ROOT}/gone.json": (1, 1)}, now) is None
-    assert appended({f"{ROOT}/part-0.json": (100, 999)}, now) is None
+    assert appended({**SOURCE_FILES, f"{ROOT}/gone.json": (1, 1, 1, 1)}, now) is None
+    assert appended({f"{ROOT}/part-0.json": (100, 999, 7, 1_100)}, now) is None
 
 
 def test_snapshot_paths() -> None:
@@ -251,7 +254,10 @@ def test_tree_files(tmp_path: Path) -> None:
     _write(tmp_path / "_streamt_state" / "part-9.parquet", "x", 4)
     _write(tmp_path / ".tmp" / "part-8.parquet", "x", 5)
     _write(tmp_path / ".part-0.parquet.crc", "x", 6)
-    assert tree_files(tmp_path) == {"part-0.parquet": (3, 1_000_000_000), "k=1/part-1.parquet": (6, 2_000_000_000)}
+    part = (tmp_path / "part-0.parquet").stat()
+    assert tree_files(tmp_path) == {"part-0.parquet": (3, 1_000_000_000, part.st_ino, 0),  # hard links share it
+                                    "k=1/part-1.parquet": (6, 2_000_000_000, (tmp_path / "k=1" / "part-1.parquet")
+                                                           .stat().st_ino, 0)}
     assert tree_files(tmp_path / "missing") is None
     assert tree_files(tmp_path / "part-0.parquet") is None
 
@@ -260,8 +266,9 @@ def test_listed_by_python(tmp_path: Path) -> None:
     folder = tmp_path / "src"
     _write(folder / "a.json", "{}", 7_000)
     _write(folder / "_SUCCESS", "", 8_000)
-    assert listed_by_python(folder, {}) == {str(folder / "a.json"): (2, 7_000)}
-    assert listed_by_python(folder / "a.json", {}) == {str(folder / "a.json"): (2, 7_000)}
+    st = (folder / "a.json").stat()
+    assert listed_by_python(folder, {}) == {str(folder / "a.json"): (2, 7_000, st.st_ino, st.st_ctime_ns)}
+    assert listed_by_python(folder / "a.json", {}) == {str(folder / "a.json"): (2, 7_000, st.st_ino, st.st_ctime_ns)}
     assert listed_by_python(folder, {"pathGlobFilter": "*.json"}) is None  # Spark lists such sources
     assert listed_by_python(tmp_path / "src" / "*.json", {}) is None
     assert listed_by_python(tmp_path / "absent", {}) is None
@@ -278,9 +285,13 @@ def test_record_round_trip(tmp_path: Path) -> None:
     assert read_record(tmp_path) == rec
     data = json.loads((tmp_path / RECORD).read_text(encoding="utf-8"))
     assert data == {"format": FORMAT, "config": "abc123", "kind": "aggregate", "files_at_rebuild": 4, "refreshes": 2,
-                    "inputs": {"model:customers": {"part-00000.parquet": [500, 10], "part-00001.parquet": [600, 11]},
-                               "source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000],
-                                                     f"{ROOT}/part-1.json": [200, 2_000]}}}
+                    "inputs": {"model:customers": {"part-00000.parquet": [500, 10, 20, 0],
+                                                   "part-00001.parquet": [600, 11, 21, 0]},
+                               "source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000, 7, 1_100],
+                                                     f"{ROOT}/part-1.json": [200, 2_000, 8, 2_100]}}}
+    older = {**data, "inputs": {"source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000]}}}  # size + mtime only
+    (tmp_path / RECORD).write_text(json.dumps(older), encoding="utf-8")
+    assert read_record(tmp_path) is None  # a full rebuild, never a rewrite taken for unchanged
     assert read_record(None) is None
     assert read_record(tmp_path / "no-such-version") is None
 
