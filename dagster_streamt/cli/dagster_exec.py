@@ -102,7 +102,8 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
             echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
             return
         events.append(e)
-        rows = "view (no storage)" if e.rows is None else f"{e.rows:,} rows"
+        rows = f"{e.rows:,} rows" if e.rows is not None else \
+            "view (no storage)" if e.materialized == "view" else "rows unknown"
         detail = f"{rows}  {e.seconds:.1f} s{_refresh_suffix(e)}" if e.status == "success" else e.message[:160]
         echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
@@ -229,7 +230,8 @@ def _summary(names: list[str], events: list[Any], elapsed: float, run_id: str) -
     for n in names:
         e = by_model.get(n)
         status = e.status if e else "not run"
-        rows = (f"{e.rows:,}" if e.rows is not None else "view") if e and e.status == "success" else "-"
+        rows = (f"{e.rows:,}" if e.rows is not None else "view" if e.materialized == "view" else "unknown") \
+            if e and e.status == "success" else "-"
         secs = f"{e.seconds:.1f}" if e else "-"
         click.echo(f"{n:<32} {status:<8} {rows:>12} {secs:>8}")
     ok = sum(1 for e in events if e.status == "success")

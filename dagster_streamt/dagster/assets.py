@@ -32,6 +32,8 @@ def result_metadata(result: ModelResult) -> dict[str, Any]:
     if result.rows_written is not None:
         md["dagster/row_count"] = int(result.rows_written)
         md["rows_written"] = int(result.rows_written)
+    elif result.materialized != "view":  # stored, but no count came back: say so rather than 0
+        md["rows_written"] = "unknown"
     for attr, count in (("input_rows", result.input_rows), ("batches", result.batches)):
         if count is not None:
             md[attr] = int(count)
@@ -127,9 +129,11 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 if scope is not None and scope.start is not None and scope.end is not None:
                     timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
                 emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
-                                str(result.error or ""), result.refresh or "", result.refresh_note or ""))
+                                str(result.error or ""), result.refresh or "", result.refresh_note or "",
+                                result.materialized))
                 if result.status == "success":
-                    context.log.info(f"streamt: {name} materialized: {result.rows_written} rows in "
+                    written = "unknown" if result.rows_written is None else result.rows_written
+                    context.log.info(f"streamt: {name} materialized: {written} rows in "
                                      f"{result.duration_s:.1f} s")
                     if result.rows_outside_partitions:
                         context.log.warning(f"streamt: {name}: {result.rows_outside_partitions} output row(s) belong "

@@ -12,11 +12,12 @@ from typing import Any
 class ModelEvent:
     model: str
     status: str  # success | failed | skipped
-    rows: int | None  # None: nothing stored (a view)
+    rows: int | None  # None: nothing stored (a view) or no count came back (unknown)
     seconds: float
     message: str = ""
     refresh: str = ""  # tables: how this run brought it up to date (see ModelResult.refresh)
     refresh_note: str = ""
+    materialized: str = ""  # table | view | stream | sink: tells a view's None from an unknown count
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
             md = dict(mat.asset_materialization.metadata)
             ended = float(_md(md, meta.ENDED_AT, mat.timestamp))  # type: ignore[arg-type]
             began = _md(md, meta.STARTED_AT, ended - float(_md(md, "duration_s", 0.0)))  # type: ignore[arg-type]
-            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), _md(md, "rows_written"),  # type: ignore[arg-type]
+            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), _int(_md(md, "rows_written")),
                            mat.run_id)
         obs = instance.fetch_observations(key, limit=1).records
         if obs:

@@ -44,7 +44,7 @@ def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> M
     rows = _value(md, "rows_written")
     return ModelResult(
         model=model, materialized=materialized, status="success" if status == "success" else
-        "failed" if status == "failed" else "skipped", rows_written=int(rows) if rows is not None else None,
+        "failed" if status == "failed" else "skipped", rows_written=int(rows) if isinstance(rows, int) else None,
         schema=[(c.name, c.type) for c in schema.columns] if schema else [],
         location=_value(md, "location"), error=_value(md, "error") or None,
         duration_s=float(_value(md, "duration_s", 0.0) or 0.0))

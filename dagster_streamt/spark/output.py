@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
+
+from .input_files import tree_files
+from .observed_views import observed_metrics
 
 OUT_METRIC = "streamt_rows_out"
 
@@ -20,8 +25,25 @@ def counted(df: DataFrame, name: str) -> tuple[DataFrame, Observation]:
     return df.observe(obs, F.count(F.lit(1)).alias("rows")), obs
 
 
-def observed_rows(obs: Observation) -> int:
-    return int(obs.get.get("rows") or 0)
+def observed_rows(obs: Observation, name: str | None = None) -> int | None:
+    """The rows :func:`counted` saw; None when the action returned no count (unknown is not 0 rows).
+    ``name``: the observation's name, for the metrics a Spark Connect action returned."""
+    rows = observed_metrics(obs, name).get("rows")
+    return int(rows) if rows is not None else None
+
+
+def parquet_rows(folder: Path) -> int | None:
+    """Rows of the Parquet data files under ``folder`` (partition folders included), from their footers:
+    no Spark job, no data read. None when one cannot be read as Parquet (another format)."""
+    import pyarrow.parquet as pq
+
+    files = tree_files(folder)
+    if files is None:
+        return None
+    try:
+        return sum(pq.ParquetFile(folder / rel).metadata.num_rows for rel in files)
+    except (OSError, ValueError):
+        return None
 
 
 def format_options(fmt: str) -> dict[str, str]:

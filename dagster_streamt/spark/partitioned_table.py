@@ -83,11 +83,13 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
             shutil.rmtree(data / partition_folder(KEY_COLUMN, key), ignore_errors=True)
         ctx.warehouse.write_entry(RegistryEntry(name=name, kind="table", layout="partitioned", format=adv.format,
                                                 schema_json=df.schema.json(), options=options, partitioning=sig))
-    rows = int(metrics.get("rows") or 0)
+    seen = metrics.get("rows")
+    rows = int(seen) if seen is not None else None  # no count back: unknown, not 0
     return ModelResult(model=name, materialized="table", status="success", rows_written=rows,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
                        location=str(data), quarantined_rows=stats.quarantined, sql=rendered.sql,
-                       partitions=keys, rows_outside_partitions=int(metrics.get("all") or 0) - rows)
+                       partitions=keys,
+                       rows_outside_partitions=int(metrics.get("all") or 0) - rows if rows is not None else 0)
 
 
 def _drop_stored(ctx: RunContext, name: str) -> None:

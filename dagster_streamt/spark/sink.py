@@ -139,7 +139,10 @@ class Prepared:
                                 "(nothing was published)", self.target.model)
 
     @property
-    def rows(self) -> int:
+    def rows(self) -> int | None:
+        """Rows written; None when the write returned no count (unknown, not 0)."""
+        if self.obs.get.get("rows") is None:
+            return None
         return self.metric("rows") - self.metric("superseded")
 
 

@@ -135,6 +135,7 @@ def observed_view(ctx: RunContext, df: DataFrame, inp: Input, stats: InputStats)
     ctx.observed.register(ctx.spark, inp.view, df.observe(obs, F.count(F.lit(1)).alias("rows")))
 
     def rows() -> InputStats:
-        return InputStats(int(observed_metrics(obs, name).get("rows") or 0))
+        seen = observed_metrics(obs, name).get("rows")
+        return InputStats(int(seen) if seen is not None else None)  # no count back: unknown, not 0
 
     return stats + InputStats(pending=(rows,))

@@ -111,7 +111,7 @@ def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: i
     return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes)
 
 
-def _result(model: Model, refresh: Refresh, rows: int, schema: StructType, location: Path, stats: InputStats,
+def _result(model: Model, refresh: Refresh, rows: int | None, schema: StructType, location: Path, stats: InputStats,
             sql: str, start: float) -> ModelResult:
     return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
@@ -124,7 +124,7 @@ def _unchanged(ctx: RunContext, model: Model, base: Rendered, entry: RegistryEnt
     """Nothing to read or write; the sources' malformed records are still reported (from their ledgers),
     as every other run of the table reports them."""
     bad = sum(source_quarantined(ctx, i.name) for i in base.inputs if i.kind == "source")
-    return _result(model, refresh, entry.rows or 0, entry.stored_schema(), current, InputStats(0, bad), "", start)
+    return _result(model, refresh, entry.rows, entry.stored_schema(), current, InputStats(0, bad), "", start)
 
 
 def _writer(df: DataFrame, model: Model, mode: str) -> Callable[[str], None]:
@@ -177,7 +177,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
     location = ctx.warehouse.write_version(model.name, write, locked=True)
     if previous is not None and previous.layout == "partitioned":  # no longer partitioned: old folders go
         shutil.rmtree(ctx.warehouse.data_dir(model.name), ignore_errors=True)
-    rows = observed_rows(box["obs"])  # type: ignore[arg-type]
+    rows = observed_rows(box["obs"], name)  # type: ignore[arg-type]
     _register_version(ctx, model, df.schema, rows, location)
     return _result(model, refresh, rows, df.schema, location, registered.settle(), rendered.sql, start)
 
@@ -204,7 +204,8 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
 
         location = ctx.warehouse.write_version(model.name, write, locked=True, base=current)
-        rows = (entry.rows or 0) + observed_rows(obs)
+        added = observed_rows(obs, name)
+        rows = entry.rows + added if entry.rows is not None and added is not None else None
     else:
         assert plan.state is not None
         renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
@@ -230,12 +231,12 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             location = ctx.warehouse.write_version(model.name, write, locked=True)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        rows = observed_rows(box["obs"])  # type: ignore[arg-type]
+        rows = observed_rows(box["obs"], name)  # type: ignore[arg-type]
     _register_version(ctx, model, schema, rows, location)
     return _result(model, refresh, rows, schema, location, registered.settle(), rendered.sql, start)
 
 
-def _register_version(ctx: RunContext, model: Model, schema: StructType, rows: int, location: Path) -> None:
+def _register_version(ctx: RunContext, model: Model, schema: StructType, rows: int | None, location: Path) -> None:
     adv = model.advanced.spark
     ctx.warehouse.write_entry(RegistryEntry(name=model.name, kind="table", layout="versioned", format=adv.format,
                                             schema_json=schema.json(), options=format_options(adv.format), rows=rows,
