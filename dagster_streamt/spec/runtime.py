@@ -25,7 +25,7 @@ class ConnectServer(Strict):
     ``false`` every run starts its own embedded JVM, even while a server is up.
     ``port``: the server's port (default: a free one). ``warmup``: what ``streamt server start`` runs
     through a new server before returning, so the first runs find its JIT warm: ``quick`` (one small
-    build and one refresh, a few seconds), ``full`` (a dozen larger refreshes, about a minute of both
+    build of one model, a few seconds), ``full`` (a dozen larger refreshes, about a minute of both
     cores) or ``off``.
     """
 
@@ -33,6 +33,12 @@ class ConnectServer(Strict):
     port: int | None = Field(default=None, ge=1, le=65535)
     idle_minutes: float = Field(default=10.0, gt=0)
     warmup: Literal["quick", "full", "off"] = "quick"
+
+    @field_validator("warmup", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        """YAML reads an unquoted ``off`` as false (and ``on`` as true)."""
+        return {False: "off", True: "quick"}.get(v, v) if isinstance(v, bool) else v
 
 
 class SparkRuntime(Strict):

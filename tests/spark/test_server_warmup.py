@@ -22,6 +22,10 @@ def test_rounds_follow_the_setting(mode: str, expected: tuple[tuple[str, ...], i
 
 def test_quick_is_the_default_and_a_wrong_value_is_located(tmp_path: Path) -> None:
     assert load(write_project(tmp_path / "a", {})).runtime.spark.connect_server.warmup == "quick"
+    (tmp_path / "off").mkdir()  # unquoted `off` is YAML's false
+    (tmp_path / "off" / "stream_project.yml").write_text(
+        "project: {name: p}\nruntime:\n  spark:\n    connect_server: {warmup: off}\n")
+    assert load(tmp_path / "off").runtime.spark.connect_server.warmup == "off"
     root = write_project(tmp_path / "b", {"runtime": {"spark": {"connect_server": {"warmup": "fast"}}}})
     project, diags = load_project(root)
     text = "\n".join(d.format() for d in diags.errors)
