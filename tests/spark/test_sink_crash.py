@@ -45,7 +45,7 @@ def _pg(url: str, table: str) -> dict[str, str]:
 def write_project(root: Path, url: str, prefix: str) -> None:
     config = {
         "project": {"name": "crash"},
-        "runtime": {"spark": {"master": "local[2]", "connect_server": {"start": False},  # the run's own JVM
+        "runtime": {"spark": {"master": "local[2]",
                               "conf": {"spark.jars": str(POSTGRES_JAR), "spark.sql.shuffle.partitions": "2"}}},
         "sources": [{"name": "orders_raw", "format": "json", "path": "in", "columns": COLUMNS}],
         "models": [
