@@ -35,4 +35,14 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+# Kafka's jars (Spark's connector for the pyspark just installed, a local broker), resolved with mvn into
+# ~/.cache/dagster-streamt/jars once; later runs find them complete and skip (scripts/kafka_jars.sh).
+if ! command -v mvn >/dev/null 2>&1; then
+  echo "setup: installing Maven (resolves the Kafka jars)"
+  apt_install maven || echo "setup: Maven unavailable; the Kafka tests will skip" >&2
+fi
+if command -v mvn >/dev/null 2>&1 && ! bash scripts/kafka_jars.sh; then
+  echo "setup: some Kafka jars are missing (above); the Kafka tests that need them skip" >&2
+fi
 echo "setup: done ($(java -version 2>&1 | head -1); $(python3 -c 'import pyspark; print("pyspark", pyspark.__version__)'))"
