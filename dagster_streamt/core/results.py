@@ -14,7 +14,8 @@ class ModelResult:
     model: str
     materialized: str  # table | view | stream | sink
     status: Status
-    rows_written: int | None = None  # rows this run wrote (None: a view stores nothing)
+    rows_written: int | None = None  # rows this run wrote (None: a view stores nothing, or unknown)
+    table_rows: int | None = None  # rows the stored output holds after this run (None: unknown or not stored)
     input_rows: int | None = None  # rows read from storage (sources, warehouse tables)
     batches: int | None = None  # micro-batches that processed data (streams, streaming sinks)
     duration_s: float = 0.0

@@ -29,8 +29,9 @@ def result_metadata(result: ModelResult) -> dict[str, Any]:
     """What a model run did, as Dagster metadata (row count, duration, schema, streaming progress)."""
     md: dict[str, Any] = {"duration_s": round(float(result.duration_s or 0.0), 3),
                           "materialized": result.materialized}
+    if result.table_rows is not None:  # the table's size, whatever this run added (never a guess)
+        md["dagster/row_count"] = int(result.table_rows)
     if result.rows_written is not None:
-        md["dagster/row_count"] = int(result.rows_written)
         md["rows_written"] = int(result.rows_written)
     elif result.materialized != "view":  # stored, but no count came back: say so rather than 0
         md["rows_written"] = "unknown"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
@@ -35,15 +37,25 @@ def observed_rows(obs: Observation, name: str | None = None) -> int | None:
 def parquet_rows(folder: Path) -> int | None:
     """Rows of the Parquet data files under ``folder`` (partition folders included), from their footers:
     no Spark job, no data read. None when one cannot be read as Parquet (another format)."""
+    files = tree_files(folder)
+    return footer_rows([str(folder / rel) for rel in files]) if files is not None else None
+
+
+def footer_rows(files: Iterable[str]) -> int | None:
+    """Rows of Parquet files (local paths or ``file:`` URIs) from their footers; None when one cannot be
+    read here."""
     import pyarrow.parquet as pq
 
-    files = tree_files(folder)
-    if files is None:
-        return None
+    total = 0
     try:
-        return sum(pq.ParquetFile(folder / rel).metadata.num_rows for rel in files)
+        for f in files:
+            parsed = urlparse(f)
+            if parsed.scheme not in ("", "file"):
+                return None
+            total += pq.ParquetFile(unquote(parsed.path)).metadata.num_rows
     except (OSError, ValueError):
         return None
+    return total
 
 
 def format_options(fmt: str) -> dict[str, str]:

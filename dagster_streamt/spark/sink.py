@@ -337,9 +337,11 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
         target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
         prepared = prepare(df, target)
         _write_snapshot(ctx, prepared)
+    size = prepared.rows if plan.mode == "replace" else None  # the target holds just this run's rows
     return ModelResult(model=model.name, materialized="sink", status="success", rows_written=prepared.rows,
-                       input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
-                       location=target.location, quarantined_rows=stats.quarantined, sql=rendered.sql)
+                       table_rows=size, input_rows=stats.rows, duration_s=time.monotonic() - start,
+                       schema=schema_pairs(df.schema), location=target.location, quarantined_rows=stats.quarantined,
+                       sql=rendered.sql)
 
 
 def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, full_refresh: bool,

@@ -25,7 +25,7 @@ from .context import RunContext
 from .errors import ModelRunError
 from .live import await_query
 from .locks import FileLock
-from .output import OUT_METRIC, format_options, schema_pairs
+from .output import OUT_METRIC, footer_rows, format_options, parquet_rows, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
@@ -140,6 +140,23 @@ def record_stream(ctx: RunContext, started: StartedStream) -> None:
     ctx.warehouse.write_entry(started.entry)
 
 
+def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
+    """Rows the stream's stored output holds now, from the Parquet footers of the files its output log
+    has committed (or of the current version, complete mode); None for other formats (the batch
+    counts of this run are not the output's size)."""
+    entry = started.entry
+    if entry.format != "parquet":
+        return None
+    if entry.layout == "versioned":
+        version = ctx.warehouse.current_version(entry.name)
+        return parquet_rows(version) if version is not None else None
+    try:
+        files = ctx.spark.read.format("parquet").schema(started.schema).load(str(started.location)).inputFiles()
+    except Exception:  # no committed output yet, or the log cannot be read here
+        return None
+    return footer_rows(files)
+
+
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
     start = time.monotonic()
     name = model.name
@@ -163,6 +180,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
     s = summarize(query.recentProgress, OUT_METRIC)
     return ModelResult(
         model=name, materialized="stream", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
+        table_rows=_output_rows(ctx, started),
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,

@@ -24,7 +24,7 @@ from ..sql.incremental import IncrementalPlan, incremental_plan
 from .context import RunContext
 from .input_files import Snapshot, tree_files
 from .observed_views import collect_flows
-from .output import counted, format_options, observed_rows, schema_pairs
+from .output import counted, format_options, observed_rows, parquet_rows, schema_pairs
 from .refresh_plan import InputId, Refresh, RefreshInputs, decide
 from .refresh_record import STATE, RefreshRecord, config_hash, input_key, read_record, write_record
 from .relations import InputStats, Rendered, register, render
@@ -111,9 +111,11 @@ def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: i
     return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes)
 
 
-def _result(model: Model, refresh: Refresh, rows: int | None, schema: StructType, location: Path, stats: InputStats,
-            sql: str, start: float) -> ModelResult:
-    return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows,
+def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, schema: StructType, location: Path,
+            stats: InputStats, sql: str, start: float) -> ModelResult:
+    """``rows``: written by this run (a merge writes the whole table again); ``size``: the rows of the
+    version now current."""
+    return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows, table_rows=size,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
                        location=str(location), quarantined_rows=stats.quarantined, sql=sql,
                        refresh=refresh.mode, refresh_note=refresh.note)
@@ -124,7 +126,7 @@ def _unchanged(ctx: RunContext, model: Model, base: Rendered, entry: RegistryEnt
     """Nothing to read or write; the sources' malformed records are still reported (from their ledgers),
     as every other run of the table reports them."""
     bad = sum(source_quarantined(ctx, i.name) for i in base.inputs if i.kind == "source")
-    return _result(model, refresh, entry.rows, entry.stored_schema(), current, InputStats(0, bad), "", start)
+    return _result(model, refresh, 0, entry.rows, entry.stored_schema(), current, InputStats(0, bad), "", start)
 
 
 def _writer(df: DataFrame, model: Model, mode: str) -> Callable[[str], None]:
@@ -178,8 +180,9 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
     if previous is not None and previous.layout == "partitioned":  # no longer partitioned: old folders go
         shutil.rmtree(ctx.warehouse.data_dir(model.name), ignore_errors=True)
     rows = observed_rows(box["obs"], name)  # type: ignore[arg-type]
-    _register_version(ctx, model, df.schema, rows, location)
-    return _result(model, refresh, rows, df.schema, location, registered.settle(), rendered.sql, start)
+    size = rows if rows is not None else _footer_rows(model, location)
+    _register_version(ctx, model, df.schema, size, location)
+    return _result(model, refresh, rows, size, df.schema, location, registered.settle(), rendered.sql, start)
 
 
 def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
@@ -204,8 +207,8 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             write_record(Path(path), _record(given, plan.kind, record.files_at_rebuild, record.refreshes + 1))
 
         location = ctx.warehouse.write_version(model.name, write, locked=True, base=current)
-        added = observed_rows(obs, name)
-        rows = entry.rows + added if entry.rows is not None and added is not None else None
+        rows = observed_rows(obs, name)
+        size = entry.rows + rows if entry.rows is not None and rows is not None else _footer_rows(model, location)
     else:
         assert plan.state is not None
         renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
@@ -232,8 +235,14 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         rows = observed_rows(box["obs"], name)  # type: ignore[arg-type]
-    _register_version(ctx, model, schema, rows, location)
-    return _result(model, refresh, rows, schema, location, registered.settle(), rendered.sql, start)
+        size = rows if rows is not None else _footer_rows(model, location)
+    _register_version(ctx, model, schema, size, location)
+    return _result(model, refresh, rows, size, schema, location, registered.settle(), rendered.sql, start)
+
+
+def _footer_rows(model: Model, version: Path) -> int | None:
+    """A version's rows when no count came back: its Parquet footers (no scan); None for other formats."""
+    return parquet_rows(version) if model.advanced.spark.format == "parquet" else None
 
 
 def _register_version(ctx: RunContext, model: Model, schema: StructType, rows: int | None, location: Path) -> None:

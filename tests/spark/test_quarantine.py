@@ -64,18 +64,18 @@ def test_batch_quarantine_parses_only_files_it_has_not_read(spark: Any, tmp_proj
     assert passes() == [[str(landing / "a b.json")]]
 
     again = run(spark, project)["orders"]  # nothing new: no pass, the same totals, nothing read
-    assert (again.rows_written, again.quarantined_rows, again.input_rows) == (2, 2, 0)
+    assert (again.rows_written, again.table_rows, again.quarantined_rows, again.input_rows) == (0, 2, 2, 0)
     assert passes() == [[str(landing / "a b.json")]]
 
     (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": oops}\n')
     third = run(spark, project)["orders"]  # one new file: the table reads it alone, its pass too
-    assert (third.rows_written, third.quarantined_rows, third.input_rows) == (3, 3, 1)
+    assert (third.rows_written, third.table_rows, third.quarantined_rows, third.input_rows) == (1, 3, 3, 1)
     assert passes() == [[str(landing / "a b.json")], [str(landing / "b.json")]]
     assert read_quarantine(spark, wh, "orders_raw").count() == 3
 
     (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": 5, "amount": 2.0}\n')
     fourth = run(spark, project)["orders"]  # a file changed: everything is read again
-    assert (fourth.rows_written, fourth.quarantined_rows, fourth.input_rows) == (4, 2, 4)
+    assert (fourth.rows_written, fourth.table_rows, fourth.quarantined_rows, fourth.input_rows) == (4, 4, 2, 4)
     assert passes() == [[str(landing / "a b.json"), str(landing / "b.json")]]
 
     ledger.write_text("{not json")  # a damaged ledger only costs a full pass

@@ -51,7 +51,7 @@ def test_the_model_scan_finds_the_corrupt_records(spark: Any, tmp_project: Any) 
         == [1, 2]
 
     again = run(spark, project)["orders"]  # nothing new: the ledger answers, nothing is added
-    assert (again.rows_written, again.quarantined_rows, again.input_rows) == (2, 3, 0)
+    assert (again.rows_written, again.table_rows, again.quarantined_rows, again.input_rows) == (0, 2, 3, 0)
     assert quarantined(spark, project) == EXPECTED
 
 

@@ -43,6 +43,7 @@ def test_a_count_that_did_not_come_back_is_unknown(spark: Any, tmp_project: Any,
     assert result.rows_written is None
     md = result_metadata(result)
     assert md["rows_written"] == "unknown" and md.get("dagster/row_count") != 0
+    assert result.table_rows == 3 == md["dagster/row_count"]  # the table's size, from its Parquet footers
 
     _summary(["copy"], [ModelEvent("copy", "success", result.rows_written, 1.0, materialized="table")], 1.0, "r1")
     line = next(ln.split() for ln in capsys.readouterr().out.splitlines() if ln.startswith("copy"))
