@@ -60,7 +60,8 @@ def project_instance(project_root: Path) -> dg.DagsterInstance:
 
 def check_postgres_scheme(config: Path) -> None:
     """dagster-postgres 0.29 speaks psycopg2, but SQLAlchemy 2.1 opens a bare ``postgresql://`` with
-    psycopg 3 (missing, or failing on its first NOTIFY): say so before the first run, with the fix."""
+    psycopg 3 (missing, or failing on its first NOTIFY). The ``postgres`` extra keeps SQLAlchemy below
+    2.1; when 2.1 is installed anyway, say so before the first run, with the fix."""
     import sqlalchemy
     import yaml
 
@@ -78,4 +79,5 @@ def check_postgres_scheme(config: Path) -> None:
         where = "the postgres_url to postgresql+psycopg2://..." if isinstance(url, str) else \
             "`scheme: postgresql+psycopg2` under storage.postgres.postgres_db"
         raise InstanceError(f"{config}: SQLAlchemy {sqlalchemy.__version__} opens {scheme}:// with psycopg 3, "
-                            f"which dagster-postgres does not support: set {where}")
+                            f"which dagster-postgres does not support: set {where}, or "
+                            "pip install 'dagster-streamt[postgres]' (it keeps SQLAlchemy below 2.1)")

@@ -1,6 +1,6 @@
 """Which Dagster instance a command uses, and the errors that say how to fix an unusable one: a
-PostgreSQL dagster.yaml without the `postgres` extra, or without the psycopg2 scheme SQLAlchemy 2.1
-needs, is one line naming the file and the fix, before anything runs."""
+PostgreSQL dagster.yaml without the `postgres` extra, or without the psycopg2 scheme when SQLAlchemy
+2.1 is installed over the extra's pin, is one line naming the file and the fix, before anything runs."""
 
 from __future__ import annotations
 
