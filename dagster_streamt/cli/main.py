@@ -14,6 +14,7 @@ from .. import __version__
 from .backfill_cmd import backfill
 from .compile_cmd import compile_
 from .docs_cmd import docs
+from .kafka_cmd import kafka
 from .lineage_cmd import lineage
 from .run_cmd import run
 from .server_cmd import server
@@ -37,6 +38,7 @@ cli.add_command(status)
 cli.add_command(test)
 cli.add_command(server)
 cli.add_command(docs)
+cli.add_command(kafka)
 
 
 def main() -> None:

@@ -1,0 +1,69 @@
+"""A real broker: it starts and stops leaving no process, and topics, records and offsets round-trip
+through the admin helpers."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from dagster_streamt.kafka import admin
+from dagster_streamt.kafka.broker import KafkaBroker, port_open, start_broker
+
+pytestmark = pytest.mark.kafka
+
+
+def _topic() -> str:
+    return f"t_{uuid.uuid4().hex[:8]}"
+
+
+def test_the_broker_answers_on_loopback(kafka_broker: KafkaBroker) -> None:
+    assert kafka_broker.bootstrap_servers.startswith("127.0.0.1:")
+    assert kafka_broker.running() and port_open(kafka_broker.port)
+    assert "__consumer_offsets" not in admin.list_topics(kafka_broker.bootstrap_servers)  # internal ones hidden
+
+
+def test_a_topic_with_partitions_and_config_is_listed(kafka_broker: KafkaBroker) -> None:
+    name = _topic()
+    admin.create_topic(kafka_broker.bootstrap_servers, name, partitions=3, config={"cleanup.policy": "compact"})
+    listed = admin.list_topics(kafka_broker.bootstrap_servers)
+    assert listed[name] == admin.TopicInfo(name, partitions=3, replication=1)
+    assert admin.describe_topic(kafka_broker.bootstrap_servers, name) == admin.TopicInfo(
+        name, 3, 1, {"cleanup.policy": "compact"})
+    with pytest.raises(admin.KafkaAdminError, match="already exists"):
+        admin.create_topic(kafka_broker.bootstrap_servers, name, partitions=3)
+    admin.create_topic(kafka_broker.bootstrap_servers, name, partitions=3, exist_ok=True)
+
+
+def test_records_move_the_end_offsets(kafka_broker: KafkaBroker) -> None:
+    name = _topic()
+    admin.create_topic(kafka_broker.bootstrap_servers, name, partitions=2)
+    assert admin.end_offsets(kafka_broker.bootstrap_servers, name) == {0: 0, 1: 0}
+    sent = admin.produce(kafka_broker.bootstrap_servers, name, [(f"k{i}", f'{{"n": {i}}}') for i in range(7)])
+    offsets = admin.end_offsets(kafka_broker.bootstrap_servers, name)
+    assert sent == 7 and sorted(offsets) == [0, 1] and sum(offsets.values()) == 7
+
+
+def test_no_topic_is_created_by_a_write(kafka_broker: KafkaBroker) -> None:
+    """auto.create.topics.enable=false: a misspelt topic fails instead of appearing."""
+    name = _topic()
+    with pytest.raises(admin.KafkaAdminError, match=name):
+        admin.produce(kafka_broker.bootstrap_servers, name, [(None, "x")], timeout=1)
+    assert name not in admin.list_topics(kafka_broker.bootstrap_servers)
+    with pytest.raises(admin.KafkaAdminError, match="does not exist"):
+        admin.end_offsets(kafka_broker.bootstrap_servers, name)
+
+
+def test_stop_leaves_no_process_and_a_restart_keeps_the_topics(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+    broker = start_broker(tmp_path / "own")
+    name = _topic()
+    admin.create_topic(broker.bootstrap_servers, name, partitions=2)
+    admin.produce(broker.bootstrap_servers, name, [(None, "a"), (None, "b")])
+    pid, port = broker.process.pid, broker.port
+    broker.stop()
+    assert broker.process.returncode is not None and not port_open(port)
+    assert not Path(f"/proc/{pid}").exists() and not (tmp_path / "own" / "broker.pid").exists()
+    with start_broker(tmp_path / "own") as again:
+        assert sum(admin.end_offsets(again.bootstrap_servers, name).values()) == 2
+    assert not again.running()
