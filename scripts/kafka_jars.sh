@@ -3,7 +3,8 @@
 # (dagster_streamt/kafka/jars.py reads the same folders):
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/dagster-streamt/jars/spark-kafka-<spark>/   Spark's Kafka + Avro connectors
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/dagster-streamt/jars/kafka-broker-<kafka>/  a Kafka broker (KRaft)
-# A folder is complete once its .complete marker exists; a rerun skips it (no mvn, no network).
+# A folder is complete once its .complete marker exists; a rerun skips it (no mvn, no network) unless
+# its pom changed since.
 # mvn tries its local repository first (-o) and the registry only for what is missing. scripts/setup.sh
 # runs this after installing pyspark; run it alone to refetch (delete a folder to force it).
 set -euo pipefail
@@ -23,8 +24,9 @@ artifact() { basename "$1" .jar | sed -E 's/-[0-9][0-9A-Za-z.]*(-[0-9A-Za-z.]+)?
 # complete; no-bundled drops any jar pyspark bundles (at whatever version), so none sits twice on Spark's
 # classpath: the pom excludes those it knows, this catches what a later Spark adds.
 resolve() {
-  local name="$1" pom="$2" prop="$3" dest="$CACHE/$1" tmp log
-  [ -f "$dest/.complete" ] && return 0
+  local name="$1" pom="$2" prop="$3" dest="$CACHE/$1" tmp log stamp
+  stamp="$prop pom:$(sha1sum "$pom" | cut -c1-12)"  # a changed pom (exclusions) resolves again
+  [ "$(cat "$dest/.complete" 2>/dev/null)" = "$stamp" ] && return 0
   mkdir -p "$CACHE"
   tmp="$(mktemp -d "$CACHE/.$name.XXXXXX")"
   log="$tmp.log"
@@ -45,7 +47,7 @@ resolve() {
       fi
     done
   fi
-  echo "$prop" >"$tmp/.complete"
+  echo "$stamp" >"$tmp/.complete"
   rm -rf "$dest"
   mv "$tmp" "$dest"
   echo "kafka_jars: $name: $(find "$dest" -name '*.jar' | wc -l) jars, $(du -sh "$dest" | cut -f1) in $dest"

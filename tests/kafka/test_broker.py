@@ -3,6 +3,10 @@ through the admin helpers."""
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -55,15 +59,33 @@ def test_no_topic_is_created_by_a_write(kafka_broker: KafkaBroker) -> None:
         admin.end_offsets(kafka_broker.bootstrap_servers, name)
 
 
-def test_stop_leaves_no_process_and_a_restart_keeps_the_topics(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
-    broker = start_broker(tmp_path / "own")
+def test_stop_leaves_no_process_and_streamt_kafka_start_keeps_the_topics(kafka_broker: KafkaBroker,
+                                                                         tmp_path: Path) -> None:
+    """A broker of its own: stopped, nothing is left; ``streamt kafka start`` on its folder serves the same
+    topic and records, prints the address, and Ctrl-C stops it cleanly (exit 0)."""
+    folder = tmp_path / "own"
+    broker = start_broker(folder)
     name = _topic()
     admin.create_topic(broker.bootstrap_servers, name, partitions=2)
     admin.produce(broker.bootstrap_servers, name, [(None, "a"), (None, "b")])
     pid, port = broker.process.pid, broker.port
     broker.stop()
     assert broker.process.returncode is not None and not port_open(port)
-    assert not Path(f"/proc/{pid}").exists() and not (tmp_path / "own" / "broker.pid").exists()
-    with start_broker(tmp_path / "own") as again:
-        assert sum(admin.end_offsets(again.bootstrap_servers, name).values()) == 2
-    assert not again.running()
+    assert not Path(f"/proc/{pid}").exists() and not (folder / "broker.pid").exists()
+
+    cli = subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli", "kafka", "start", "--dir", str(folder),
+                            "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert cli.stdout is not None
+        lines = [cli.stdout.readline(), cli.stdout.readline()]
+        found = re.search(r"Kafka broker up at (127\.0\.0\.1:\d+)", lines[1])
+        assert found, lines
+        assert sum(admin.end_offsets(found.group(1), name).values()) == 2
+        broker_pid = int((folder / "broker.pid").read_text())
+        cli.send_signal(signal.SIGINT)
+        out, _ = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 0 and out.strip().endswith("stopped"), out
+    assert not Path(f"/proc/{broker_pid}").exists()

@@ -77,3 +77,15 @@ def test_the_real_cache_holds_no_jar_pyspark_bundles() -> None:
     assert {"spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13", "kafka-clients", "commons-pool2",
             "spark-avro_2.13"} <= found
     assert found & bundled == set()
+
+
+def test_streamt_kafka_start_without_jars_says_how_to_fetch(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from dagster_streamt.cli.main import cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(cli, ["kafka", "start", "--dir", str(tmp_path / "k"), "--port", "0"])
+    assert result.exit_code == 1
+    assert "bash scripts/setup.sh" in result.output and "bug" not in result.output
