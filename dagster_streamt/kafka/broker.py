@@ -17,6 +17,7 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,15 +178,17 @@ def _check_not_in_use(directory: Path) -> None:
                                "or use another folder")
 
 
-def _die_with_parent() -> None:
-    """In the child before exec (Linux): SIGTERM it when the starting thread ends, so a crashed test
-    run or CLI leaves no broker behind. Elsewhere a no-op: :meth:`KafkaBroker.stop` remains the way."""
+def _die_with_parent() -> Callable[[], None] | None:
+    """For the child before exec (Linux): SIGTERM it when the starting thread ends, so a crashed test
+    run or CLI leaves no broker behind. libc is loaded here, in the parent: the child only makes the
+    call (no dlopen between fork and exec). Elsewhere None: :meth:`KafkaBroker.stop` remains the way."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
     except (OSError, AttributeError):
-        pass
+        return None
+    return lambda: prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
 
 
 def _format(java: str, classpath: str, directory: Path, config: Path) -> None:
@@ -207,7 +210,9 @@ def start_broker(directory: Path | str, port: int = 0, *, kafka_version: str = K
                  auto_create_topics: bool = False, heap: str = HEAP,
                  timeout: float = START_TIMEOUT) -> KafkaBroker:
     """Start a broker on ``127.0.0.1:port`` (0: a free port) with its data in ``directory`` and return
-    once it answers a metadata request; raises :class:`KafkaBrokerError` with its log's tail if not."""
+    once it answers a metadata request; raises :class:`KafkaBrokerError` with its log's tail if not.
+    On Linux the broker ends with the thread that started it (a crash leaves none behind): start it from
+    a thread that outlives its use."""
     from .admin import KafkaAdminError, list_topics
 
     begin = time.monotonic()
@@ -230,7 +235,7 @@ def start_broker(directory: Path | str, port: int = 0, *, kafka_version: str = K
     with open(directory / "broker.out", "wb") as out:
         # its own session: Ctrl-C in the terminal reaches the CLI, which stops the broker cleanly
         process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   cwd=directory, start_new_session=True, preexec_fn=_die_with_parent)
+                                   cwd=directory, start_new_session=True, preexec_fn=_die_with_parent())
     (directory / "broker.pid").write_text(f"{process.pid}\n")
     broker = KafkaBroker(f"{HOST}:{port}", directory, process, controller_port)
     deadline = begin + timeout
