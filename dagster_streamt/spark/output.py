@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from ..core.files import atomic_write
 from .input_files import tree_files
 from .observed_views import observed_metrics
 
@@ -41,21 +45,35 @@ def parquet_rows(folder: Path) -> int | None:
     return footer_rows([str(folder / rel) for rel in files]) if files is not None else None
 
 
-def footer_rows(files: Iterable[str]) -> int | None:
+def footer_rows(files: Iterable[str], cache: Path | None = None) -> int | None:
     """Rows of Parquet files (local paths or ``file:`` URIs) from their footers; None when one cannot be
-    read here."""
+    read here. ``cache``: files never rewritten (a stream's committed output) are counted once: their
+    counts are kept there by path and size, so a stream with many files reads only its new footers."""
     import pyarrow.parquet as pq
 
-    total = 0
+    known: dict[str, Any] = {}
+    if cache is not None:
+        try:
+            known = json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+    counts: dict[str, list[int]] = {}
     try:
         for f in files:
             parsed = urlparse(f)
             if parsed.scheme not in ("", "file"):
                 return None
-            total += pq.ParquetFile(unquote(parsed.path)).metadata.num_rows
-    except (OSError, ValueError):
+            path = unquote(parsed.path)
+            size = os.stat(path).st_size
+            hit = known.get(path) if isinstance(known, dict) else None
+            rows = int(hit[1]) if isinstance(hit, list) and len(hit) == 2 and hit[0] == size else \
+                pq.ParquetFile(path).metadata.num_rows
+            counts[path] = [size, rows]
+    except (OSError, ValueError, TypeError):
         return None
-    return total
+    if cache is not None and counts != known:
+        atomic_write(cache, json.dumps(counts, sort_keys=True))
+    return sum(rows for _, rows in counts.values())
 
 
 def format_options(fmt: str) -> dict[str, str]:

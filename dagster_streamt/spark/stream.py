@@ -140,6 +140,9 @@ def record_stream(ctx: RunContext, started: StartedStream) -> None:
     ctx.warehouse.write_entry(started.entry)
 
 
+ROWS_CACHE = "_streamt_output_rows.json"  # in the model's folder (a reset deletes it with the output)
+
+
 def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
     """Rows the stream's stored output holds now, from the Parquet footers of the files its output log
     has committed (or of the current version, complete mode); None for other formats (the batch
@@ -154,7 +157,7 @@ def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
         files = ctx.spark.read.format("parquet").schema(started.schema).load(str(started.location)).inputFiles()
     except Exception:  # no committed output yet, or the log cannot be read here
         return None
-    return footer_rows(files)
+    return footer_rows(files, cache=ctx.warehouse.model_dir(entry.name) / ROWS_CACHE)
 
 
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
@@ -177,10 +180,11 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         location = started.location
         if started.entry.layout == "versioned":
             location = ctx.warehouse.table_location(name) or location
+        size = _output_rows(ctx, started)  # under the lock: the output and its counts cache as this run left them
     s = summarize(query.recentProgress, OUT_METRIC)
     return ModelResult(
         model=name, materialized="stream", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
-        table_rows=_output_rows(ctx, started),
+        table_rows=size,
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,
