@@ -18,6 +18,8 @@ from .input_files import tree_files
 from .observed_views import observed_metrics
 
 OUT_METRIC = "streamt_rows_out"
+ROWS_CACHE = "_streamt_output_rows.json"  # in a model's folder: footer counts of its stored files (a reset
+# deletes it with them)
 
 
 def schema_pairs(schema: StructType) -> list[tuple[str, str]]:
@@ -38,11 +40,11 @@ def observed_rows(obs: Observation, name: str | None = None) -> int | None:
     return int(rows) if rows is not None else None
 
 
-def parquet_rows(folder: Path) -> int | None:
+def parquet_rows(folder: Path, cache: Path | None = None) -> int | None:
     """Rows of the Parquet data files under ``folder`` (partition folders included), from their footers:
     no Spark job, no data read. None when one cannot be read as Parquet (another format)."""
     files = tree_files(folder)
-    return footer_rows([str(folder / rel) for rel in files]) if files is not None else None
+    return footer_rows([str(folder / rel) for rel in files], cache) if files is not None else None
 
 
 def footer_rows(files: Iterable[str], cache: Path | None = None) -> int | None:

@@ -19,7 +19,7 @@ from ..spec.models import Model
 from .context import RunContext
 from .errors import ModelRunError
 from .locks import FileLock
-from .output import format_options, parquet_rows, schema_pairs
+from .output import ROWS_CACHE, format_options, parquet_rows, schema_pairs
 from .partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
 from .paths import partition_folder
 from .relations import register, render
@@ -83,8 +83,9 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
             shutil.rmtree(data / partition_folder(KEY_COLUMN, key), ignore_errors=True)
         ctx.warehouse.write_entry(RegistryEntry(name=name, kind="table", layout="partitioned", format=adv.format,
                                                 schema_json=df.schema.json(), options=options, partitioning=sig))
-        # the table is every partition, this run's and the others: their footers say (no scan)
-        size = parquet_rows(data) if adv.format == "parquet" else None
+        # the table is every partition, this run's and the others: their footers say (no scan), each
+        # file's read once (Spark names every file it writes anew, so a count kept by path holds)
+        size = parquet_rows(data, cache=model_dir / ROWS_CACHE) if adv.format == "parquet" else None
     seen = metrics.get("rows")
     rows = int(seen) if seen is not None else None  # no count back: unknown, not 0
     return ModelResult(model=name, materialized="table", status="success", rows_written=rows, table_rows=size,

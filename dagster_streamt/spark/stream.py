@@ -25,7 +25,7 @@ from .context import RunContext
 from .errors import ModelRunError
 from .live import await_query
 from .locks import FileLock
-from .output import OUT_METRIC, footer_rows, format_options, parquet_rows, schema_pairs
+from .output import OUT_METRIC, ROWS_CACHE, footer_rows, format_options, parquet_rows, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
@@ -138,9 +138,6 @@ def record_stream(ctx: RunContext, started: StartedStream) -> None:
     """Remember the query shape for the next fingerprint check and register the output for readers."""
     save_fingerprint(started.checkpoint, started.fingerprint)
     ctx.warehouse.write_entry(started.entry)
-
-
-ROWS_CACHE = "_streamt_output_rows.json"  # in the model's folder (a reset deletes it with the output)
 
 
 def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:

@@ -80,6 +80,7 @@ def test_backfill_writes_exactly_its_partitions_and_rerun_replaces(spark: Any, t
     assert results["daily_totals"].input_rows == 3  # read only the Jan 3 partition of daily_events
     ids = sorted(r[0] for r in table(spark, project, "daily_events"))
     assert ids == ["2a", "2b", "3a", "3b", "3c", "4a", "4b"]
+    assert results["daily_events"].table_rows == len(ids)  # the table: every partition, not this run's
     assert [(r[1], r[2]) for r in table(spark, project, "daily_totals")] == [(41, 2), (66, 3), (81, 2)]
 
 
