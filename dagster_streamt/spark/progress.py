@@ -31,10 +31,19 @@ def observed_total(progresses: Sequence[Any], metric: str, name: str) -> int:
     return sum(_metric(p, metric, name) for p in progresses)
 
 
+def written_rows(progresses: Sequence[Any], metric: str) -> int | None:
+    """Rows the query wrote (its ``observe()`` count over all micro-batches); None when a batch that
+    read rows reports no count (unknown, not 0)."""
+    for p in progresses:
+        if (p.numInputRows or 0) > 0 and (getattr(p, "observedMetrics", None) or {}).get(metric) is None:
+            return None
+    return observed_total(progresses, metric, "rows")
+
+
 @dataclass(frozen=True)
 class StreamStats:
     input_rows: int
-    rows_written: int
+    rows_written: int | None
     batches: int
     last_watermark: str | None
     input_rows_per_second: float | None
@@ -79,7 +88,7 @@ def summarize(progresses: Sequence[Any], out_metric: str) -> StreamStats:
             break
     return StreamStats(
         input_rows=input_rows(progresses),
-        rows_written=observed_total(progresses, out_metric, "rows"),
+        rows_written=written_rows(progresses, out_metric),
         batches=len(with_data),
         last_watermark=watermark,
         input_rows_per_second=float(last.inputRowsPerSecond) if last is not None else None,

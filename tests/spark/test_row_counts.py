@@ -48,3 +48,19 @@ def test_a_count_that_did_not_come_back_is_unknown(spark: Any, tmp_project: Any,
     _summary(["copy"], [ModelEvent("copy", "success", result.rows_written, 1.0, materialized="table")], 1.0, "r1")
     line = next(ln.split() for ln in capsys.readouterr().out.splitlines() if ln.startswith("copy"))
     assert line[:3] == ["copy", "success", "unknown"]
+
+
+def test_a_stream_batch_without_its_count_makes_the_total_unknown() -> None:
+    from types import SimpleNamespace
+
+    from dagster_streamt.spark.output import OUT_METRIC
+    from dagster_streamt.spark.progress import summarize
+
+    def batch(rows_in: int, written: int | None) -> Any:
+        metrics = {OUT_METRIC: {"rows": written}} if written is not None else {}
+        return SimpleNamespace(numInputRows=rows_in, observedMetrics=metrics, eventTime={}, inputRowsPerSecond=1.0,
+                               processedRowsPerSecond=1.0, timestamp="2026-01-01T00:00:00.000Z", durationMs={})
+
+    assert summarize([batch(3, 3), batch(0, None), batch(2, 2)], OUT_METRIC).rows_written == 5
+    assert summarize([batch(3, 3), batch(2, None)], OUT_METRIC).rows_written is None  # not 3
+    assert summarize([], OUT_METRIC).rows_written == 0  # nothing new: a known 0
