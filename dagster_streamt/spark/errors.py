@@ -74,6 +74,10 @@ def missing_format(exc: BaseException) -> str | None:
 
 def missing_format_hint(fmt: str) -> str:
     package = PACKAGE_HINTS.get(fmt, "<the connector's Maven coordinates>")
+    if fmt in ("kafka", "avro"):
+        return (f"Spark has no data source for format {fmt!r} on its classpath: a project with "
+                "runtime.kafka.bootstrap_servers gets Spark's Kafka and Avro connectors from the jar cache that "
+                f"`bash scripts/setup.sh` fills (or add `spark.jars.packages: \"{package}\"` to runtime.spark.conf)")
     return (f"Spark has no data source for format {fmt!r} on its classpath; add it to "
             f"runtime.spark.conf in stream_project.yml, e.g. `spark.jars.packages: \"{package}\"` "
             "(or `spark.jars:` with a local jar path), then start a new session")

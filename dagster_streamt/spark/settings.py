@@ -15,6 +15,7 @@ from typing import Any
 
 from ..spec.models import ConnectServer
 from ..spec.project import Project
+from ..spec.topics import uses_kafka_broker
 from .paths import ProjectPaths
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
@@ -86,4 +87,13 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         # Spark's default of 200 shuffle partitions makes tiny local jobs slow.
         conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * _local_cores(settings.master)))
     conf.update(settings.conf)
+    if uses_kafka_broker(project):  # Spark's Kafka connector, from the jar cache scripts/setup.sh fills
+        from ..kafka.jars import KafkaJarsMissing, with_connector_jars
+
+        try:
+            conf = with_connector_jars(conf)
+        except KafkaJarsMissing as exc:
+            from .errors import SparkSetupError
+
+            raise SparkSetupError(str(exc)) from None
     return conf

@@ -38,3 +38,19 @@ def model_topic(project: Project, model: Model) -> str | None:
         return None
     settings = model.topic_settings
     return settings.name if settings is not None and settings.name else model.name
+
+
+def uses_kafka_broker(project: Project) -> bool:
+    """Whether a run of ``project`` talks to a Kafka broker (a Kafka source or sink, or a stream model
+    publishing its topic, with ``bootstrap_servers`` and no ``local_dir``): its Spark then needs the
+    Kafka connector, which other projects do not pay for."""
+    kafka = project.runtime.kafka
+    if kafka is None or kafka.local_dir is not None or not kafka.bootstrap_servers:
+        return False
+    if any(s.resolved_format == "kafka" for s in project.sources.values()):
+        return True
+    for model in project.models.values():
+        sink = model.sink_config
+        if model.materialized == "stream" or (sink is not None and sink.format == "kafka"):
+            return True
+    return False
