@@ -2,7 +2,8 @@
 
 streamt gives Kafka settings by name (``sasl_username``, ``ssl_ca_location``); the Kafka Java client
 Spark uses wants its own properties (``sasl.jaas.config``, ``ssl.truststore.*``). One function
-translates, so reading and writing topics agree.
+translates, so reading and writing topics agree; :func:`librdkafka_options` gives the same settings to
+confluent-kafka, which creates a model's topic before Spark writes to it.
 """
 
 from __future__ import annotations
@@ -39,4 +40,25 @@ def kafka_client_options(kafka: KafkaRuntime, root: Path) -> dict[str, str]:
         opts["kafka.ssl.keystore.certificate.chain"] = (root / kafka.ssl_certificate_location).read_text()
         opts["kafka.ssl.keystore.key"] = (root / kafka.ssl_key_location).read_text()
     opts.update({k if k.startswith("kafka.") else f"kafka.{k}": v for k, v in kafka.options.items()})
+    return opts
+
+
+def librdkafka_options(kafka: KafkaRuntime, root: Path) -> dict[str, str]:
+    """The same bootstrap and security settings for librdkafka (confluent-kafka, which creates a model's
+    topic before Spark writes to it): its own property names, PEM paths it reads itself. ``options:``
+    hold Java client properties and stay out: librdkafka refuses any name it does not know."""
+    opts = {"bootstrap.servers": kafka.bootstrap_servers} if kafka.bootstrap_servers else {}
+    if kafka.security_protocol:
+        opts["security.protocol"] = kafka.security_protocol
+    mechanism = (kafka.sasl_mechanism or ("PLAIN" if kafka.sasl_username else "")).upper()
+    if mechanism:
+        opts["sasl.mechanism"] = mechanism
+    if kafka.sasl_username is not None:
+        opts["sasl.username"] = kafka.sasl_username
+        opts["sasl.password"] = kafka.sasl_password or ""
+    for key, path in (("ssl.ca.location", kafka.ssl_ca_location),
+                      ("ssl.certificate.location", kafka.ssl_certificate_location),
+                      ("ssl.key.location", kafka.ssl_key_location)):
+        if path:
+            opts[key] = str((root / path).resolve())
     return opts
