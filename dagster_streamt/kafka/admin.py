@@ -54,8 +54,8 @@ def _fail(what: str, exc: BaseException) -> KafkaAdminError:
 def create_topic(bootstrap_servers: str, name: str, partitions: int = 1, replication: int = 1,
                  config: Mapping[str, str] | None = None, *, exist_ok: bool = False,
                  conf: Mapping[str, Any] | None = None, timeout: float = TIMEOUT) -> None:
-    """Create ``name`` with ``partitions``, ``replication`` and topic ``config`` (e.g.
-    ``{"cleanup.policy": "compact"}``); an existing topic is an error unless ``exist_ok``."""
+    """Create ``name`` with ``partitions``, ``replication`` (-1: the broker's default for either) and topic
+    ``config`` (e.g. ``{"cleanup.policy": "compact"}``); an existing topic is an error unless ``exist_ok``."""
     topic = NewTopic(name, num_partitions=partitions, replication_factor=replication, config=dict(config or {}))
     admin = _admin(bootstrap_servers, conf)  # held until the answer: a dropped client cancels its requests
     futures = admin.create_topics([topic], operation_timeout=timeout, request_timeout=timeout)
@@ -83,6 +83,15 @@ def list_topics(bootstrap_servers: str, *, internal: bool = False, conf: Mapping
         replicas = [len(p.replicas) for p in topic.partitions.values()]
         out[name] = TopicInfo(name, len(topic.partitions), max(replicas, default=0))
     return out
+
+
+def broker_count(bootstrap_servers: str, *, conf: Mapping[str, Any] | None = None, timeout: float = TIMEOUT) -> int:
+    """How many brokers the cluster has: no topic can be replicated more times than that."""
+    try:
+        meta = _admin(bootstrap_servers, conf).list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise _fail(f"could not reach {bootstrap_servers}", exc) from None
+    return len(meta.brokers)
 
 
 def _topic(bootstrap_servers: str, name: str, conf: Mapping[str, Any] | None, timeout: float) -> TopicInfo:

@@ -57,11 +57,20 @@ def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
     return str(path)
 
 
+_STARTS = ("startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp")
+
+
 def _kafka_options(project: Project, source: Source) -> dict[str, str]:
+    """Client settings, the topic, and ``startingOffsets=earliest`` unless the source's ``options`` say
+    where to start: Spark's stream would begin at the latest offset and skip the records a topic already
+    holds, while a first run should process them (as local mode reads every file); later runs continue
+    from the checkpoint's offsets, and a batch read reads earliest..latest."""
     kafka = project.runtime.kafka
     opts = kafka_client_options(kafka, project.root) if kafka is not None else {}
     if source.topic:
         opts["subscribe"] = source.topic
+    if not any(k in source.options for k in _STARTS):
+        opts["startingOffsets"] = "earliest"
     return opts
 
 

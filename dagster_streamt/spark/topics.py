@@ -5,13 +5,15 @@ The topic gets the model's stored output, read back as a stream with a checkpoin
 exactly the rows that are new since the last run, once. In local mode (``runtime.kafka.local_dir``)
 a topic is a folder of JSON-lines files, written per micro-batch under names made from the batch id,
 so a replayed batch replaces its files instead of adding them; with a broker, Spark's Kafka sink
-writes JSON values keyed by the model's ``key:`` (at least once, as Kafka producers are). A stream
+writes JSON values keyed by the model's ``key:`` (at least once, as Kafka producers are) to a topic
+created first, as streamt creates it, when the broker lacks it (:func:`ensure_topic`). A stream
 whose result is rewritten each run (an aggregation without a window) publishes its current rows once
 per run: read such a topic as an upsert stream, latest value per key.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from dataclasses import dataclass
@@ -20,14 +22,18 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..spec.kafka import kafka_client_options
+from ..spec.base import stringify_options
+from ..spec.kafka import kafka_client_options, librdkafka_options
 from ..spec.models import Model
-from ..spec.topics import model_topic, topic_folder
+from ..spec.project import Project
+from ..spec.topics import model_topic, topic_folder, topic_settings
 from .context import RunContext
 from .errors import ModelRunError
 from .output import OUT_METRIC
 from .progress import summarize
 from .stream import checkpoint_lock
+
+log = logging.getLogger(__name__)
 
 
 def _keyed(df: DataFrame, key: list[str]) -> DataFrame:
@@ -67,6 +73,31 @@ class _TopicFiles:
         _replace_parts(staging, folder, f"part-{self.query}-{batch_id:012d}")
 
 
+def ensure_topic(project: Project, model: Model, topic: str) -> None:
+    """Create ``topic`` with the model's declared partitions, replication and ``config`` when the broker
+    does not have it (an existing topic is left as it is): Spark's Kafka sink writes only to existing
+    topics, and a broker that creates one on first write uses its own defaults. A replication above the
+    cluster's brokers is clamped, with a warning naming the model, so that a one-broker development
+    cluster runs a project written for production instead of failing."""
+    from ..kafka import admin
+
+    kafka = project.runtime.kafka
+    assert kafka is not None and kafka.bootstrap_servers
+    conf = librdkafka_options(kafka, project.root)
+    servers = conf.pop("bootstrap.servers", kafka.bootstrap_servers)
+    if topic in admin.list_topics(servers, conf=conf):
+        return
+    settings = topic_settings(project, model)
+    replication = settings.replication_factor or -1  # -1: the broker's defaults
+    brokers = admin.broker_count(servers, conf=conf)
+    if replication > brokers:
+        log.warning("model %s: topic %s is created with replication factor %d instead of the declared %d: the "
+                    "cluster at %s has %d broker(s)", model.name, topic, brokers, replication, servers, brokers)
+        replication = brokers
+    admin.create_topic(servers, topic, settings.partitions or -1, replication, stringify_options(settings.config),
+                       exist_ok=True, conf=conf)  # exist_ok: another run may create it meanwhile
+
+
 def publish_topic(ctx: RunContext, model: Model) -> int | None:
     """Write what the model added this run to its topic; the number of rows published (None: no topic)."""
     topic = model_topic(ctx.project, model)
@@ -78,6 +109,8 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
     folder = topic_folder(ctx.project, topic)
     kafka = ctx.project.runtime.kafka
     assert kafka is not None
+    if folder is None:
+        ensure_topic(ctx.project, model, topic)
     if entry.layout != "stream":  # the whole current result, once per run
         location = ctx.warehouse.table_location(model.name)
         reader = ctx.spark.read.format(entry.format).options(**entry.options).schema(entry.stored_schema())

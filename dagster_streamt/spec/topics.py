@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .governance import TopicSettings
 from .models import Model
 from .project import Project
 
@@ -38,6 +39,17 @@ def model_topic(project: Project, model: Model) -> str | None:
         return None
     settings = model.topic_settings
     return settings.name if settings is not None and settings.name else model.name
+
+
+def topic_settings(project: Project, model: Model) -> TopicSettings:
+    """The model's topic settings over the project's defaults (``defaults.topic``, then
+    ``defaults.models.topic``, then the model's own): what its topic is created with and checked against."""
+    d = project.defaults
+    merged: dict[str, object] = {}
+    for layer in (d.topic, d.models.topic, model.topic_settings):
+        if layer is not None:
+            merged.update({k: v for k, v in layer.model_dump().items() if v not in (None, {}, [])})
+    return TopicSettings.model_validate(merged)
 
 
 def uses_kafka_broker(project: Project) -> bool:

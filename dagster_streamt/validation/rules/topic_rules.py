@@ -1,27 +1,22 @@
 """``rules.topics``: the Kafka topic each stream model writes (streamt's topic and flink models).
 
-Spark does not create topics, but the settings a project declares for them (``advanced.topic``, the
-older top-level ``topic:``, ``defaults.models.topic``, ``defaults.topic``) are still checked, as
-streamt checks them, so a project's policy keeps holding when it moves.
+The settings a project declares for them (``advanced.topic``, the older top-level ``topic:``,
+``defaults.models.topic``, ``defaults.topic``) are checked as streamt checks them, so a project's policy
+keeps holding when it moves; a run creates a missing topic with them (:mod:`dagster_streamt.spark.topics`).
 """
 
 from __future__ import annotations
 
 from ...spec.governance import TopicSettings
 from ...spec.models import Model
+from ...spec.topics import topic_settings
 from .context import RuleContext
 
 
 def _settings(ctx: RuleContext, model: Model) -> tuple[TopicSettings, tuple[str, ...]]:
     """The model's topic settings (own, else defaults) and the YAML path they come from."""
-    own = model.topic_settings
-    d = ctx.project.defaults
     where: tuple[str, ...] = ("advanced", "topic") if model.advanced.topic is not None else ("topic",)
-    merged: dict[str, object] = {}
-    for layer in (d.topic, d.models.topic, own):
-        if layer is not None:
-            merged.update({k: v for k, v in layer.model_dump().items() if v not in (None, {}, [])})
-    return TopicSettings.model_validate(merged), where
+    return topic_settings(ctx.project, model), where
 
 
 def check_topics(ctx: RuleContext) -> None:
