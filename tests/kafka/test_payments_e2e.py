@@ -158,6 +158,7 @@ def test_payments_example_runs_on_a_real_broker(kafka_broker: KafkaBroker, tmp_p
     root = copy_project(tmp_path / "payments", servers)
     home = tmp_path / "dagster_home"
     home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
 
     r = streamt_run(root, home)
     assert r.returncode == 0, r.stdout + r.stderr

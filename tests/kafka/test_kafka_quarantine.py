@@ -1,0 +1,105 @@
+"""A Kafka source on a real broker: a malformed value is quarantined with its topic/partition/offset and
+counted (never dropped silently), the valid records all reach the model's topic, keyed by the model's
+``key:``, on a topic created with its declared partitions and ``advanced.topic.config``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+from dagster_streamt.kafka import admin
+from dagster_streamt.kafka.broker import KafkaBroker
+
+from ..helpers import write_project
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
+
+PROJECT = """\
+project:
+  name: kq
+runtime:
+  kafka:
+    bootstrap_servers: {servers}
+sources:
+  - name: orders_raw
+    topic: {raw}
+    columns:
+      - {{name: order_id, type: bigint}}
+      - {{name: amount, type: double}}
+models:
+  - name: orders_clean
+    materialized: stream
+    key: order_id
+    advanced:
+      topic:
+        name: {clean}
+        partitions: 2
+        config:
+          retention.ms: 86400000
+          cleanup.policy: compact
+    sql: SELECT order_id, amount FROM {{{{ source("orders_raw") }}}} WHERE amount > 0
+"""
+
+
+def read_records(servers: str, topic: str) -> list[tuple[str | None, dict[str, Any]]]:
+    ends = {p: end for p, end in admin.end_offsets(servers, topic).items() if end > 0}
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"test-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False})
+    out: list[tuple[str | None, dict[str, Any]]] = []
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
+        while ends:
+            msg = consumer.poll(30)
+            assert msg is not None and msg.error() is None, msg and msg.error()
+            key = msg.key()
+            out.append((key.decode() if key is not None else None, json.loads(msg.value())))
+            if msg.offset() + 1 >= ends.get(msg.partition(), 0):
+                ends.pop(msg.partition(), None)
+    finally:
+        consumer.close()
+    return out
+
+
+def test_a_malformed_value_is_quarantined_with_its_offset(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+    servers = kafka_broker.bootstrap_servers
+    tag = uuid.uuid4().hex[:8]
+    raw, clean = f"orders.raw.{tag}", f"orders.clean.{tag}"
+    admin.create_topic(servers, raw, partitions=1)
+    values = [json.dumps({"order_id": i, "amount": float(i)}) for i in range(1, 4)]
+    values += ["{not json at all", json.dumps({"order_id": 4, "amount": 4.5}), json.dumps({"order_id": 5})]
+    admin.produce(servers, raw, [(None, v) for v in values])
+    root = write_project(tmp_path / "kq", {"stream_project.yml": PROJECT.format(servers=servers, raw=raw,
+                                                                                 clean=clean)})
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
+                       env={**os.environ, "DAGSTER_HOME": str(home)}, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    topic = admin.describe_topic(servers, clean)
+    assert (topic.partitions, topic.replication) == (2, 1)
+    assert topic.config == {"cleanup.policy": "compact", "retention.ms": "86400000"}
+    published = read_records(servers, clean)  # offset 5 (no amount) fails the WHERE, as NULL > 0 does
+    assert sorted(published, key=lambda kv: str(kv[0])) == [
+        ("1", {"order_id": 1, "amount": 1.0}), ("2", {"order_id": 2, "amount": 2.0}),
+        ("3", {"order_id": 3, "amount": 3.0}), ("4", {"order_id": 4, "amount": 4.5})]
+
+    quarantine = root / ".streamt" / "warehouse" / "orders_raw__quarantine" / "data"
+    rows = pq.read_table(quarantine).to_pylist()
+    assert [(q["raw_record"], q["source_file"], q["source"]) for q in rows] == [
+        ("{not json at all", f"{raw}/0/3", "orders_raw")]
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey("orders_clean"))
+    assert event is not None and event.asset_materialization is not None
+    assert event.asset_materialization.metadata["quarantined_rows"].value == 1
