@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime
 
 import click
 
 from ..core.durations import parse_duration
-from .common import guarded, load_or_exit, project_options
+from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 
 
 def _freshness(model: object, last: object, now: datetime) -> str:
@@ -28,13 +29,22 @@ def _freshness(model: object, last: object, now: datetime) -> str:
 @click.command("status")
 @project_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--lag", is_flag=True, help="Also show each Kafka source's messages and the consumer lag of the "
+              "stream models reading it (end offsets minus their checkpoints' committed offsets; asks the broker).")
 @guarded
-def status(project_dir: str, env: str | None, fmt: str) -> None:
-    """Every model with its last run, freshness and test results."""
+def status(project_dir: str, env: str | None, fmt: str, lag: bool) -> None:
+    """Every model with its last run, freshness and test results (with --lag: Kafka sources' lag)."""
     from ..dagster.run_history import last_checks, last_runs
     from .dagster_exec import instance_or_exit, location_or_exit
+    from .status_lag import LagUnavailable, as_json, collect, echo_table
 
     loaded = load_or_exit(project_dir, env)
+    lags, lag_error = None, None
+    if lag:
+        try:
+            lags = collect(loaded)
+        except LagUnavailable as exc:
+            lag_error = str(exc)
     keys = location_or_exit(loaded).keys
     with instance_or_exit(loaded) as instance:
         runs = last_runs(loaded, instance, keys)
@@ -53,8 +63,12 @@ def status(project_dir: str, env: str | None, fmt: str) -> None:
             "failed_tests": [c.test for c in mine if c.passed is False],
         })
     if fmt == "json":
-        click.echo(json.dumps({"models": rows, "tests": [c.__dict__ | {"at": c.at.isoformat() if c.at else None}
-                                                         for c in checks]}, indent=2, sort_keys=True, default=str))
+        doc: dict[str, object] = {"models": rows, "tests": [c.__dict__ | {"at": c.at.isoformat() if c.at else None}
+                                                            for c in checks]}
+        if lag:
+            doc["kafka"] = as_json(lags) if lags is not None else None
+        click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
+        _lag_failed(lag_error)
         return
     click.echo(f"{'model':<28} {'type':<7} {'last run':<10} {'finished (UTC)':<20} {'rows':>10} {'fresh':<6} tests")
     for row in rows:
@@ -68,3 +82,13 @@ def status(project_dir: str, env: str | None, fmt: str) -> None:
     for c in source_checks:
         state = "never run" if c.passed is None else ("ok" if c.passed else f"FAILED ({c.severity})")
         click.echo(f"{c.target:<28} test {c.test}: {state}")
+    if lags is not None:
+        echo_table(lags)
+    _lag_failed(lag_error)
+
+
+def _lag_failed(error: str | None) -> None:
+    """The broker did not answer: one line (the models' status above still stands), exit 1."""
+    if error:
+        click.echo(click.style(f"error: {error}", fg="red"), err=True)
+        sys.exit(EXIT_INVALID)

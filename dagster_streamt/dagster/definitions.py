@@ -16,6 +16,7 @@ from .alerts import build_failure_sensor
 from .assets import build_models_asset
 from .checks import build_source_checks
 from .freshness_checks import build_freshness_checks, build_freshness_schedule
+from .kafka_sensor import build_kafka_sensors, observable_kafka_sources
 from .key_map import KeyMap
 from .lineage_sensor import build_lineage_sensor
 from .new_data_sensor import build_new_data_sensors
@@ -59,7 +60,7 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
     lineage = column_lineage(loaded) if column_level_lineage else None
     specs = model_specs(loaded, t, keys, lineage)
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = list(_models_assets(loaded, specs, keys))
-    assets += source_specs(loaded, t, keys, sources)
+    assets += observable_kafka_sources(loaded, source_specs(loaded, t, keys, sources), keys)
     assets += exposure_specs(loaded, t, keys, exposures)
     resource = as_spark_resource(spark, str(loaded.project.root), loaded.project.env)
     source_checks = build_source_checks(loaded, keys, sources)
@@ -68,7 +69,8 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
                           schedules=[*build_schedules(loaded, keys),
                                      *build_freshness_schedule(loaded, freshness_checks)],
                           sensors=[build_lineage_sensor(loaded, keys), build_failure_sensor(loaded, keys),
-                                   *build_new_data_sensors(loaded, keys, sources)],
+                                   *build_new_data_sensors(loaded, keys, sources),
+                                   *build_kafka_sensors(loaded, keys, sources)],
                           resources={"spark": resource}, metadata=keys.as_metadata())
 
 
