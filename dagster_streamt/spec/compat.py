@@ -34,7 +34,8 @@ def _n(pattern: str, text: str) -> KeyMeaning:
     return KeyMeaning(pattern, "note", text)
 
 
-_NO_TOPICS = "Spark does not create Kafka topics; partitions, replication and topic configs are set on the broker"
+_TOPICS = ("a model topic the broker lacks is created with these partitions, replication (at most the brokers "
+           "there, with a warning) and configs before the model first writes it; `rules.topics` checks them")
 _TASKS = "Spark parallelism comes from the data's partitions, not Connect tasks"
 _TOPIC_NAME = "the Kafka topic (or local topic folder) the model also writes to"
 _INTERVAL = "the micro-batch interval of `streamt run --continuous`"
@@ -66,8 +67,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _n("runtime.conduktor", "there is no Conduktor Gateway: virtual topics are Spark views"),
     # defaults
     _m("defaults.tests.sample_size", "default `sample_size` of sample tests"),
-    _n("defaults.topic", _NO_TOPICS),
-    _n("defaults.models.topic", _NO_TOPICS),
+    _m("defaults.topic", _TOPICS),
+    _m("defaults.models.topic", _TOPICS),
     _n("defaults.models.cluster", "models run in the Spark session of `runtime.spark`, not on a named cluster"),
     _n("defaults.models.flink_cluster", "models run in the Spark session of `runtime.spark`, not on a Flink cluster"),
     _n("defaults.tests.flink_cluster", "tests run as Spark queries and Dagster asset checks, not on a Flink cluster"),
@@ -105,9 +106,9 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("models[].ml_outputs", "declared output columns of `ML_PREDICT` (no Spark equivalent) for lineage"),
     _m("models[].connector", _WRITER),
     _m("models[].sink", "the sink's writer: `format`/`path`/`options`, or streamt's `connector` + `config`"),
-    _n("models[].topic", _NO_TOPICS),
+    _m("models[].topic", _TOPICS),
     _m("models[].topic.name", _TOPIC_NAME),
-    _n("models[].advanced.topic", _NO_TOPICS),
+    _m("models[].advanced.topic", _TOPICS),
     _m("models[].advanced.topic.name", _TOPIC_NAME),
     _m("models[].advanced.flink.parallelism", "`spark.sql.shuffle.partitions` for this model"),
     _m("models[].advanced.flink.state_backend", _ROCKSDB),

@@ -106,11 +106,15 @@ def test_each_kind_of_no_effect_key_gets_one_note(tmp_path: Path) -> None:
     root = tmp_path / "p"
     shutil.copytree(PROJECTS / "payments_example", root)
     notes = [d for d in load(root, use_cache=False).diagnostics if d.code == "STR042"]
-    assert sorted(d.message.split("`")[1] for d in notes) == [
-        "models[].topic", "runtime.connect", "runtime.flink", "runtime.schema_registry"]
-    topic = next(d for d in notes if "models[].topic" in d.message)
-    assert (topic.file, topic.line) == ("stream_project.yml", 38) and "(and 1 more place)" in topic.message
+    assert sorted(d.message.split("`")[1] for d in notes) == [  # models[].topic: creates the topics
+        "runtime.connect", "runtime.flink", "runtime.schema_registry"]
+    flink = next(d for d in notes if "runtime.flink" in d.message)
+    assert (flink.file, flink.line) == ("stream_project.yml", 11)
     assert all(d.severity.value == "note" for d in notes)
+    shutil.copytree(PROJECTS / "guide_windowed", tmp_path / "w")
+    notes = [d for d in load(tmp_path / "w", use_cache=False).diagnostics if d.code == "STR042"]
+    flink = next(d for d in notes if "models[].advanced.flink" in d.message)
+    assert (flink.file, flink.line) == ("models/hourly_order_stats.yml", 27) and "(and 1 more place)" in flink.message
 
 
 def test_producer_exposures_are_upstream_of_their_sources(tmp_path: Path) -> None:
