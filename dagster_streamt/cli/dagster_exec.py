@@ -207,6 +207,9 @@ def _failure_reasons(result: Any) -> list[str]:
     for event in getattr(result, "all_events", []):
         if event.event_type in (DagsterEventType.STEP_FAILURE, DagsterEventType.RUN_FAILURE):
             error = getattr(event.event_specific_data, "error", None)
+            while error is not None and error.cause is not None and \
+                    error.message.startswith("dagster.") and "Error occurred while executing" in error.message:
+                error = error.cause  # Dagster's wrapper of the op's own exception: that one says what happened
             text = _plain(error.message, error.cls_name) if error else (event.message or "").strip().splitlines()
             if text and text[0] not in out:
                 out.append(text[0])
@@ -220,6 +223,8 @@ def _plain(message: str, cls_name: str | None) -> list[str]:
     head, sep, rest = text.partition(": ")
     if sep and cls_name and head.split(".")[-1] == cls_name and head.startswith("dagster."):
         text = rest
+    elif sep and cls_name and head.split(".")[-1] == cls_name and head.startswith("dagster_streamt."):
+        text = f"{cls_name}: {rest}"  # our own errors: the class says what kind, the text the fix
     return text.splitlines()
 
 

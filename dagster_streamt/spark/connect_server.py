@@ -68,15 +68,18 @@ def _pid_file(env: Mapping[str, str], port: int) -> Path:
 
 def start_server_process(project: Project, settings: SparkSettings, conf: Mapping[str, str], port: int,
                          state: Path | None = None) -> int:
-    """Start a server on ``port`` with pyspark's ``sbin`` script (it daemonizes the JVM); return its pid
+    """Start a server on ``port`` with pyspark's ``sbin/spark-daemon.sh`` (it daemonizes the JVM); return its pid
     once the port answers. ``state``: the folder for its pid and logs (default: the project's)."""
     check_java()
     env = _server_env(project, port, state)
-    script = spark_home() / "sbin" / "start-connect-server.sh"
-    if not script.is_file():
-        raise SparkSetupError(f"pyspark has no {script}; reinstall pyspark[connect] or run a Connect server "
+    # pyspark's sbin/start-connect-server.sh is `spark-daemon.sh submit <server class> 1 --name ...`; some
+    # pyspark wheels (4.2.0) ship spark-daemon.sh and the server's jar without that wrapper
+    daemon = spark_home() / "sbin" / "spark-daemon.sh"
+    if not daemon.is_file():
+        raise SparkSetupError(f"pyspark has no {daemon}; reinstall pyspark[connect] or run a Connect server "
                               "yourself and set runtime.spark.remote")
-    args = [str(script), "--master", settings.master, "--conf", f"spark.connect.grpc.binding.port={port}"]
+    args = ["bash", str(daemon), "submit", SERVER_CLASS, "1", "--name", "Spark Connect server",
+            "--master", settings.master, "--conf", f"spark.connect.grpc.binding.port={port}"]
     if settings.mode == "local" and settings.class_archive:  # maps the machine's class archive (never writes it)
         conf = with_archive(conf, dump=False)
     for key, value in conf.items():

@@ -78,7 +78,26 @@ def connect_modules() -> None:
             del sys.modules["IPython"]
 
 
+def _reachable(url: str, timeout: float = 10.0) -> str | None:
+    """Why ``sc://host:port/...`` cannot be reached (None when a TCP connection opens). The Connect
+    client itself retries a refused connection for minutes before it gives up."""
+    import socket
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url.replace("sc://", "http://", 1).split(";", 1)[0])
+    host, port = parsed.hostname or "localhost", parsed.port or 15002
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or exc}"
+
+
 def _client(url: str, conf: Mapping[str, str]) -> SparkSession:
+    problem = _reachable(url)
+    if problem is not None:
+        raise SparkSetupError(f"could not connect to Spark Connect at {url} ({problem}); check that the server is "
+                              "running (`streamt server start` starts the project's own, or fix runtime.spark.remote)")
     connect_modules()
     # Only SQL settings can be changed by a client; static ones belong to the server.
     runtime: dict[str, str | int | float | bool | None] = {

@@ -5,6 +5,7 @@ project's own server (``streamt server start``) and a remote Spark Connect serve
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from dagster_streamt.spark.project_server import stop_project_server
 
-from ..conftest import load
+from ..conftest import load, write_project
 from .test_cluster import _project, _run, _snapshot
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -46,3 +47,23 @@ def test_the_projects_server_and_a_remote_server_give_the_embedded_result(spark:
         assert _snapshot(spark, remote) == expected
     finally:
         stop_project_server(load(served))
+
+
+def test_an_unreachable_remote_server_is_one_clear_error_at_once(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    root = write_project(tmp_path / "p", {
+        "runtime": {"spark": {"remote": f"sc://localhost:{port}"}},
+        "sources": [{"name": "raw", "format": "json", "path": "in", "columns": [{"name": "id", "type": "bigint"}]}],
+        "models": [{"name": "t", "materialized": "table", "sql": 'SELECT id FROM {{ source("raw") }}'}]},
+        {"in/a.json": '{"id": 1}\n'})
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "DAGSTER_HOME": ""})
+    assert r.returncode != 0 and time.monotonic() - start < 60  # not the Connect client's minutes of retries
+    assert f"could not connect to Spark Connect at sc://localhost:{port}" in r.stderr, r.stdout + r.stderr
+    assert "streamt server start" in r.stderr and "Traceback" not in r.stdout + r.stderr
