@@ -80,6 +80,7 @@ def env(root: Path) -> dict[str, str]:
     """The CLI's environment with a Dagster home of the test's own."""
     home = root.parent / "dagster_home"
     home.mkdir(exist_ok=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     return {**os.environ, "DAGSTER_HOME": str(home)}
 
 

@@ -8,10 +8,28 @@ from pathlib import Path
 
 from dagster_streamt.kafka.lag import committed_position, offsets_json, read_offsets, reader_lag
 
-# Spark 4.2's offset log file (OffsetSeqLog v1): version, batch metadata, then one line per source
-META = ('{"batchWatermarkMs":0,"batchTimestampMs":1764093600000,"conf":{"spark.sql.streaming.stateStore.'
-        'providerClass":"org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",'
-        '"spark.sql.shuffle.partitions":"2"}}')
+# Spark 4.2.0's offset log file (OffsetSeqLog v1), as a `streamt run` of a Kafka stream wrote it
+# (tests/kafka/test_lag_e2e.py reads one back): version, batch metadata with the session's streaming
+# conf, then one line per source; a commit file is "v1" and the next batch's watermark.
+CONF = {
+    "spark.sql.streaming.stateStore.providerClass":
+        "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
+    "spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion": "2",
+    "spark.sql.streaming.stateStore.rocksdb.formatVersion": "5",
+    "spark.sql.streaming.queryEvolution.enableSourceEvolution": "false",
+    "spark.sql.streaming.stateStore.encodingFormat": "unsaferow",
+    "spark.sql.streaming.statefulOperator.useStrictDistribution": "true",
+    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion": "2",
+    "spark.sql.streaming.multipleWatermarkPolicy": "min",
+    "spark.sql.streaming.stateStore.rowChecksum.enabled": "false",
+    "spark.sql.streaming.aggregation.stateFormatVersion": "2",
+    "spark.sql.function.protobufExtensions.enabled": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.streaming.join.stateFormatVersion": "2",
+    "spark.sql.streaming.stateStore.compression.codec": "lz4",
+    "spark.sql.optimizer.pruneFiltersCanPruneStreamingSubplan": "false",
+}
+META = json.dumps({"batchWatermarkMs": 0, "batchTimestampMs": 1795630164930, "conf": CONF}, separators=(",", ":"))
 
 
 def batch(checkpoint: Path, n: int, *sources: object, committed: bool = True) -> None:
