@@ -42,14 +42,15 @@ def model_topic(project: Project, model: Model) -> str | None:
 
 
 def topic_settings(project: Project, model: Model) -> TopicSettings:
-    """The model's topic settings over the project's defaults (``defaults.topic``, then
-    ``defaults.models.topic``, then the model's own): what its topic is created with and checked against."""
-    d = project.defaults
-    merged: dict[str, object] = {}
-    for layer in (d.topic, d.models.topic, model.topic_settings):
-        if layer is not None:
-            merged.update({k: v for k, v in layer.model_dump().items() if v not in (None, {}, [])})
-    return TopicSettings.model_validate(merged)
+    """What the model's topic is created with and checked against, as streamt's compiler decides it: each
+    of the model's own settings, else the project's default topic (``defaults.topic``, or without it
+    ``defaults.models.topic``); configs are the default's with the model's over them. Unset partitions or
+    replication are left to the broker (streamt says 1 and 1, which a managed cluster may refuse)."""
+    own = model.topic_settings or TopicSettings()
+    default = project.defaults.topic or project.defaults.models.topic or TopicSettings()
+    return TopicSettings(name=own.name, partitions=own.partitions or default.partitions,
+                         replication_factor=own.replication_factor or default.replication_factor,
+                         config={**default.config, **own.config})
 
 
 def uses_kafka_broker(project: Project) -> bool:
