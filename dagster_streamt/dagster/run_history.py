@@ -18,7 +18,7 @@ class LastRun:
     status: str  # COMPLETE | FAIL | ABORT | RUNNING (a continuous-mode stream)
     started: datetime
     finished: datetime
-    rows: int | None
+    rows: int | None  # the model's stored rows after the run (dagster/row_count), else the rows it wrote
     run_id: str
     error: str = ""
 
@@ -66,8 +66,9 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
             md = dict(mat.asset_materialization.metadata)
             ended = float(_md(md, meta.ENDED_AT, mat.timestamp))  # type: ignore[arg-type]
             began = _md(md, meta.STARTED_AT, ended - float(_md(md, "duration_s", 0.0)))  # type: ignore[arg-type]
-            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), _int(_md(md, "rows_written")),
-                           mat.run_id)
+            rows = _int(_md(md, "dagster/row_count"))
+            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended),
+                           rows if rows is not None else _int(_md(md, "rows_written")), mat.run_id)
         obs = instance.fetch_observations(key, limit=1).records
         if obs:
             entry = obs[0].event_log_entry

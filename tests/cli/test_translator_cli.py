@@ -141,6 +141,11 @@ def test_prefixed_keys_through_every_command(tmp_path: Path) -> None:
                      if e["job"]["name"] == "keyed.dagster_run" and e["eventType"] == "COMPLETE")
     assert parents == sorted(r.run_id for r in runs.values())  # each run emitted exactly once
 
+    again = streamt(root, "run")  # nothing new: the stream writes no row and still holds 5
+    assert again.returncode == 0, again.stdout + again.stderr
+    models = {m["model"]: m for m in json.loads(streamt(root, "status", "--format", "json").stdout)["models"]}
+    assert models["clean"]["rows"] == 5, models["clean"]
+
     _continuous(root)
 
 
