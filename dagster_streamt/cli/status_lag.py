@@ -30,8 +30,9 @@ def collect(loaded: LoadedProject) -> list[SourceLag]:
         return project_lag(loaded)
     except KafkaAdminError as exc:
         broker = broker_settings(loaded.project)
-        where = broker[0] if broker else "the broker"
-        raise LagUnavailable(f"Kafka lag unavailable: no answer from the broker at {where} ({exc}); is it "
+        where = broker[0] if broker else "?"
+        reason = str(exc).split(f"{where}: ", 1)[-1]  # the client's words, without the address again
+        raise LagUnavailable(f"Kafka lag unavailable: no answer from the broker at {where} ({reason}); is it "
                              "running (`streamt kafka start` starts a local one) and are runtime.kafka's "
                              "bootstrap_servers and security settings right?") from None
 

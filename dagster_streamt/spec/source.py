@@ -103,7 +103,8 @@ class Freshness(Strict):
 
 
 class SourceSensor(Strict):
-    """The source's new-data sensor (file sources): on by default, every ``minimum_interval_seconds``."""
+    """The source's new-data sensor (file sources, and Kafka sources on a broker): on by default, every
+    ``minimum_interval_seconds``."""
 
     enabled: bool = True
     minimum_interval_seconds: int = Field(default=30, ge=1)
