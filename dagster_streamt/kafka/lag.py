@@ -25,6 +25,7 @@ from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 
 from ..spark.paths import ProjectPaths
+from ..spec.kafka import librdkafka_options
 from .admin import KafkaAdminError, _admin, _fail, _topic, end_offsets, list_topics
 
 if TYPE_CHECKING:
@@ -269,8 +270,6 @@ def has_readers(loaded: LoadedProject, source: str) -> bool:
 def broker_settings(project: Project) -> tuple[str, dict[str, Any]] | None:
     """(bootstrap servers, librdkafka settings) of the project's broker; None without one (no
     ``runtime.kafka``, or topics as local folders)."""
-    from ..spec.kafka import librdkafka_options
-
     kafka = project.runtime.kafka
     if kafka is None or kafka.local_dir is not None or not kafka.bootstrap_servers:
         return None

@@ -4,6 +4,8 @@ offsets of the last *committed* batch, per topic, told apart from other sources 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from dagster_streamt.kafka.lag import committed_position, offsets_json, read_offsets, reader_lag
@@ -101,3 +103,10 @@ def test_a_query_that_reads_the_topic_in_batch_has_no_lag(tmp_path: Path) -> Non
 
 def test_offsets_json_is_sorted_with_string_partitions() -> None:
     assert json.dumps(offsets_json({"b": {10: 1, 2: 3}, "a": {0: 0}})) == '{"a": {"0": 0}, "b": {"2": 3, "10": 1}}'
+
+
+def test_the_lag_module_needs_neither_spark_nor_dagster() -> None:
+    code = ("import sys, dagster_streamt.kafka.lag; "
+            "print(sorted(m for m in ('pyspark', 'dagster') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
