@@ -43,3 +43,33 @@ def stream_output_mode(project: Project, model: Model) -> str:
 def appends(project: Project, model: Model) -> bool:
     """Does this model's output grow by appended rows (so a consumer can read it as a stream)?"""
     return model.materialized == "stream" and stream_output_mode(project, model) == "append"
+
+
+def real_time_problem(project: Project, model: Model) -> str | None:
+    """Why ``advanced.spark.trigger: real_time`` cannot run this model in Spark's Real-time Mode, read from
+    the project and the SQL (None: nothing known against it; Spark checks the rest when the query starts).
+
+    Spark 4.2's Real-time Mode runs stateless queries (projections, filters, unions, stream-static
+    joins) from Kafka to a Kafka (or foreach) sink, in update output mode. streamt runs it for a stream
+    model writing straight to its topic, so the model needs a broker and must hold no state.
+    """
+    if model.materialized != "stream":
+        return f"it is {model.materialized or 'a table'}; Real-time Mode runs stream models (materialized: stream)"
+    kafka = project.runtime.kafka
+    if kafka is not None and kafka.local_dir:
+        return ("Real-time Mode writes the model's topic through a Kafka broker, not to local topic folders "
+                "(runtime.kafka.local_dir)")
+    if kafka is None or not kafka.bootstrap_servers:
+        return ("Real-time Mode writes the model's topic through a Kafka broker, and the project has none "
+                "(runtime.kafka.bootstrap_servers)")
+    features = model_features(project, model)
+    if features is None:
+        return None
+    stateful = [p for p in (features.windows and "windows", features.aggregation and "aggregation",
+                            features.distinct and "DISTINCT", features.over and "window function (OVER)",
+                            features.order_by and "ORDER BY") if p]
+    stateful += [j for j in features.joins if j != "join"]  # interval and temporal joins keep state
+    if stateful:
+        return (f"Real-time Mode runs stateless queries only (filters, projections, unions, stream-static "
+                f"joins) and this query has state: {features.describe()}")
+    return None

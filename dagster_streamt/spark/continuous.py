@@ -1,4 +1,5 @@
-"""Continuous mode: stream models as long-running queries with a processing-time trigger.
+"""Continuous mode: stream models as long-running queries with a processing-time trigger (or, for a model
+with ``advanced.spark.trigger: real_time``, Spark's Real-time Mode from Kafka to its topic: :mod:`.realtime`).
 
 The queries are built by :func:`~.stream.start_stream`, the same code available-now runs use, under the
 same checkpoint lock, so a continuous run and a ``streamt run`` resume from each other's checkpoints
@@ -66,9 +67,15 @@ class StreamEvent:
 
 
 def continuous_trigger(trigger: str | None, model: str, default: str = DEFAULT_TRIGGER) -> dict[str, Any]:
-    """The model's processing-time trigger; ``default`` when it has none or a run-once trigger."""
-    options = trigger_options(trigger, model)
-    return options if "processingTime" in options else {"processingTime": default}
+    """The model's processing-time (or real-time) trigger; ``default`` when it has none or a run-once trigger."""
+    options = trigger_options(trigger, model, real_time=True)
+    return options if "processingTime" in options or "realTime" in options else {"processingTime": default}
+
+
+def describe_trigger(trigger: Mapping[str, Any]) -> str:
+    if "realTime" in trigger:
+        return f"real-time mode (checkpoint every {trigger['realTime']})"
+    return f"trigger every {trigger.get('processingTime', '')}"
 
 
 @dataclass
@@ -84,6 +91,10 @@ class _Stream:
     up_since: float = 0.0
     error: str | None = None
     last_report: float = field(default_factory=time.monotonic)
+
+    @property
+    def real_time(self) -> bool:
+        return "realTime" in self.trigger
 
 
 class ContinuousRunner:
@@ -164,7 +175,7 @@ class ContinuousRunner:
             if model.materialized != "stream":
                 raise ValueError(f"model {name} is {model.materialized or 'table'}, not a stream model")
             trigger = continuous_trigger(model.advanced.spark.trigger, name, self.default_trigger)
-            stream = _Stream(name, trigger, ProgressTracker(name, trigger["processingTime"]))
+            stream = _Stream(name, trigger, ProgressTracker(name, trigger.get("processingTime") or "real-time"))
             locks.enter_context(checkpoint_lock(ctx, name))
             if name in self.full_refresh:
                 reset_model(ctx.paths, name)
@@ -177,11 +188,18 @@ class ContinuousRunner:
             else:
                 self._streams[name] = _Stream(name, {}, ProgressTracker(name, ""), state="failed", error=message)
             return self._emit(StreamEvent(name, "failed", message))
-        return self._emit(StreamEvent(name, "started", f"trigger every {stream.trigger['processingTime']}"))
+        return self._emit(StreamEvent(name, "started", describe_trigger(stream.trigger)))
 
     def _start(self, ctx: RunContext, stream: _Stream) -> None:
         model = self.project.models[stream.name]
         mctx = ctx.for_model(model)
+        if stream.real_time:  # straight to the topic: nothing stored for readers of the warehouse
+            from .realtime import start_real_time
+
+            with mctx.scheduler_pool(stream.name):
+                started = start_real_time(mctx, model, stream.trigger)
+            stream.started, stream.state, stream.up_since = started, "running", time.monotonic()
+            return
         with mctx.scheduler_pool(stream.name):
             started = start_stream(mctx, model, stream.trigger)
         try:  # registered now, not when the query ends: downstream models read the output while it runs
@@ -247,7 +265,8 @@ class ContinuousRunner:
         """Let a running micro-batch finish (up to ``drain_s``), then stop the query."""
         if stream.started is not None:
             query = stream.started.query
-            deadline = time.monotonic() + self.drain_s
+            # a real-time batch lasts its checkpoint interval: stopping mid-batch loses nothing committed
+            deadline = time.monotonic() + (0.0 if stream.real_time else self.drain_s)
             try:
                 while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < deadline:
                     time.sleep(0.1)

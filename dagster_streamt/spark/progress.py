@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..spec.model import real_time_interval
 from .errors import ModelRunError
 
 IN_PREFIX = "streamt_in_"
@@ -97,13 +98,21 @@ def summarize(progresses: Sequence[Any], out_metric: str) -> StreamStats:
     )
 
 
-def trigger_options(trigger: str | None, model: str) -> dict[str, Any]:
+def trigger_options(trigger: str | None, model: str, real_time: bool = False) -> dict[str, Any]:
     """``advanced.spark.trigger`` as keyword arguments of ``DataStreamWriter.trigger``.
 
     ``available_now`` (default): process what arrived since the last run, then stop. ``once``: the
     same in one batch. An interval (``"30 seconds"``, ``processing_time: 30 seconds``): a micro-batch
-    per interval in continuous mode (a run still processes what is there and stops).
+    per interval in continuous mode (a run still processes what is there and stops). ``real_time``
+    [interval]: ``{"realTime": interval}`` when ``real_time`` (continuous mode asks), else availableNow:
+    a one-shot run processes what is there and stops.
     """
+    try:
+        checkpoint_every = real_time_interval(trigger)
+    except ValueError as exc:
+        raise ModelRunError(f"model {model}: {exc}", model) from exc
+    if checkpoint_every is not None:
+        return {"realTime": checkpoint_every} if real_time else {"availableNow": True}
     value = (trigger or "available_now").strip()
     key = value.lower().replace("-", "_").replace(" ", "_")
     if key in ("available_now", "availablenow"):
@@ -114,5 +123,6 @@ def trigger_options(trigger: str | None, model: str) -> dict[str, Any]:
     if _INTERVAL.match(interval):
         return {"processingTime": interval}
     raise ModelRunError(f"model {model}: unknown advanced.spark.trigger {trigger!r}; use available_now (the "
-                        "default), once, or an interval like '30 seconds' (the pace of `streamt run "
-                        "--continuous`)", model)
+                        "default), once, an interval like '30 seconds' (the pace of `streamt run "
+                        "--continuous`) or real_time (Spark's Real-time Mode in `streamt run --continuous`)",
+                        model)

@@ -163,6 +163,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
     output_mode(ctx, model)
     trigger = trigger_options(model.advanced.spark.trigger, name)
     if "processingTime" in trigger:  # an interval paces continuous mode; a run processes what is there and ends
+        # (trigger_options already gives a real_time model availableNow here: Real-time Mode is --continuous only)
         trigger = {"availableNow": True}
     with checkpoint_lock(ctx, name):
         if full_refresh:

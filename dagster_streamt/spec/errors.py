@@ -36,6 +36,7 @@ CODES: dict[str, str] = {
     "STR043": "materialization inferred from the SQL",
     "STR044": "deprecated model version past its sunset date",
     "STR045": "watermark defaulted on a window's time column",
+    "STR046": "model cannot run in Spark's Real-time Mode",
     "STR050": "invalid cron expression",
     "STR051": "invalid regular expression",
     "STR060": "partition variables in an unpartitioned model",

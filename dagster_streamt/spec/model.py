@@ -8,6 +8,7 @@ question and never looks at the alternatives.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -76,13 +77,48 @@ class Connector(Strict):
     tasks_max: int | None = Field(default=None, ge=1)
 
 
+REAL_TIME_CHECKPOINT = "5 minutes"  # Spark's own default batch duration of Trigger.RealTime
+_INTERVAL = re.compile(r"^\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?|h|hours?)$", re.I)
+_REAL_TIME = re.compile(r"^real[\s_-]?time\b\s*[:=]?\s*(?P<interval>.*)$", re.I)
+
+
+def real_time_interval(trigger: str | None) -> str | None:
+    """The checkpoint interval of ``advanced.spark.trigger: real_time`` (or ``real_time 1 minute``), None
+    for every other trigger. Raises ValueError for a real-time trigger whose interval is not one."""
+    match = _REAL_TIME.match((trigger or "").strip())
+    if match is None:
+        return None
+    interval = match.group("interval").strip() or REAL_TIME_CHECKPOINT
+    if not _INTERVAL.match(interval):
+        raise ValueError(f"advanced.spark.trigger {trigger!r}: real_time takes a checkpoint interval like "
+                         f"'real_time 1 minute' (default {REAL_TIME_CHECKPOINT}), not {interval!r}")
+    return interval
+
+
 class SparkAdvanced(Strict):
+    """``advanced.spark``. ``trigger``: ``available_now`` (default), ``once``, an interval (the pace of
+    ``streamt run --continuous``) or ``real_time`` [interval]: Spark's Real-time Mode (Spark >= 4.1) in
+    ``streamt run --continuous``, for stateless Kafka-to-topic models (records flow through long-running
+    tasks within milliseconds; the interval, default 5 minutes, only spaces checkpoints). A one-shot
+    ``streamt run`` of such a model still processes what is there with availableNow and stops."""
+
     output_mode: Literal["append", "complete", "update"] | None = None
     trigger: str | None = None
     shuffle_partitions: int | None = Field(default=None, ge=1)
     format: str = "parquet"
     partition_by: list[str] = Field(default_factory=list)
     conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("trigger")
+    @classmethod
+    def _real_time(cls, v: str | None) -> str | None:
+        real_time_interval(v)  # a malformed real-time interval fails when the project loads
+        return v
+
+    @property
+    def real_time(self) -> str | None:
+        """The checkpoint interval when the model runs in Real-time Mode (``trigger: real_time``), else None."""
+        return real_time_interval(self.trigger)
 
 
 class VirtualTopic(Strict):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..core.loaded import LoadedProject
 from ..spec.errors import Diagnostics
 from .data_tests import check_tests
+from .realtime import check_real_time
 from .rules import check_rules
 from .schedules import check_schedules
 from .sinks import check_sinks
@@ -52,6 +53,10 @@ def _sinks(loaded: LoadedProject) -> Diagnostics:
     return check_sinks(loaded.project, loaded.graph)
 
 
+def _real_time(loaded: LoadedProject) -> Diagnostics:
+    return check_real_time(loaded.project, loaded.graph)
+
+
 def _data_tests(loaded: LoadedProject) -> Diagnostics:
     """``accepted_types`` on a model without declared types needs types carried through SELECT lists."""
     inferred = None
@@ -73,6 +78,7 @@ PASSES: tuple[ValidationPass, ...] = (
     ValidationPass("rules", _rules),
     ValidationPass("schedules", _schedules),
     ValidationPass("sinks", _sinks),
+    ValidationPass("real_time", _real_time),
     ValidationPass("data_tests", _data_tests),
     ValidationPass("masking", _masking, needs_valid=True),
 )
