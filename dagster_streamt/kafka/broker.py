@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.processes import pid_alive as _pid_alive
 from .jars import KAFKA_VERSION, broker_classpath
 
 HOST = "127.0.0.1"
@@ -154,16 +155,6 @@ def _tail(directory: Path, lines: int = 15) -> str:
             picked = [line for line in text if " ERROR " in line or "Exception" in line] or text
             chunks += picked[-lines:]
     return "\n".join(chunks[-lines:]) or "(no log)"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _check_not_in_use(directory: Path) -> None:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import IO
 
 from ..core.files import atomic_write
+from ..core.processes import pid_alive
 from ..spec.project import Project
 from .connect_server import port_open, start_server_process
 from .errors import SparkSetupError
@@ -60,16 +61,6 @@ def state_dir(project: Project) -> Path:
 def conf_hash(settings: SparkSettings, conf: Mapping[str, str]) -> str:
     text = json.dumps({"master": settings.master, "conf": dict(sorted(conf.items()))}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_state(folder: Path) -> dict[str, object] | None:
