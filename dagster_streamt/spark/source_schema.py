@@ -23,6 +23,7 @@ from ..spec.project import Project
 from .errors import ModelRunError
 
 CORRUPT = "_corrupt_record"
+LOCATOR = "_source_locator"  # file path (or topic/partition/offset) of each row, for quarantine
 INFERRED_FORMATS = ("json", "csv", "kafka")
 SAMPLE = 1000  # Kafka messages sampled to infer a topic's JSON schema
 

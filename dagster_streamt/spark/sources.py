@@ -21,10 +21,10 @@ from ..spec.project import Project
 from ..spec.source import STREAMABLE_FORMATS
 from ..spec.topics import topic_folder
 from .errors import ModelRunError, missing_format, missing_format_hint
-from .source_schema import declared_ddl, resolve
+from .kafka_values import VALUE_FORMAT, is_metadata, metadata_used, parse, value_format
+from .source_schema import CORRUPT, LOCATOR, declared_ddl, resolve
 
-CORRUPT = "_corrupt_record"
-LOCATOR = "_source_locator"  # file path (or topic/partition/offset) of each row, for quarantine
+__all__ = ["CORRUPT", "LOCATOR", "SourceRead", "can_stream", "is_corrupt", "read_source", "valid_rows"]
 PERMISSIVE = ("json", "csv")
 BATCH_ONLY = ("jdbc",)
 
@@ -60,7 +60,7 @@ def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
 _STARTS = ("startingOffsets", "startingOffsetsByTimestamp", "startingTimestamp")
 
 
-def _kafka_options(project: Project, source: Source) -> dict[str, str]:
+def _kafka_options(project: Project, source: Source, metadata: tuple[str, ...] = ()) -> dict[str, str]:
     """Client settings, the topic, and ``startingOffsets=earliest`` unless the source's ``options`` say
     where to start: Spark's stream would begin at the latest offset and skip the records a topic already
     holds, while a first run should process them (as local mode reads every file); later runs continue
@@ -71,6 +71,8 @@ def _kafka_options(project: Project, source: Source) -> dict[str, str]:
         opts["subscribe"] = source.topic
     if not any(k in source.options for k in _STARTS):
         opts["startingOffsets"] = "earliest"
+    if "_kafka_headers" in metadata:  # record headers cost a little per record: only when SQL reads them
+        opts["includeHeaders"] = "true"
     return opts
 
 
@@ -97,23 +99,29 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
         fmt = "json"
         folder.mkdir(parents=True, exist_ok=True)
     reader = spark.readStream if streaming else spark.read
-    options = {k: v for k, v in source.options.items() if folder is None or not _kafka_only(k)}
+    options = {k: v for k, v in source.options.items()
+               if k != VALUE_FORMAT and (folder is None or not _kafka_only(k))}
+    metadata = metadata_used(project, source) if fmt == "kafka" else ()
+    if fmt == "kafka":  # the value's schema: the declared columns but Kafka's metadata (see kafka_values)
+        source = source.model_copy(update={"columns": [c for c in source.columns if not is_metadata(c.name)]})
     permissive = fmt in PERMISSIVE and options.get("mode", "PERMISSIVE").upper() == "PERMISSIVE"
     if fmt == "csv":
         options.setdefault("header", "true")
     try:
         location = str(folder) if folder is not None else \
             _file_path(project, source, streaming=streaming) if fmt in FILE_FORMATS else None
-        read_options = {**_kafka_options(project, source), **options} if fmt == "kafka" else options
-        ddl = declared_ddl(source) or resolve(spark, project, source, fmt, location, read_options,
-                                              streaming=streaming)
+        read_options = {**_kafka_options(project, source, metadata), **options} if fmt == "kafka" else options
+        json_values = fmt != "kafka" or value_format(source) == "json"
+        ddl = declared_ddl(source) or (resolve(spark, project, source, fmt, location, read_options,
+                                               streaming=streaming) if json_values else None)
         if permissive:
             options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
             if ddl:
                 ddl += f", `{CORRUPT}` string"
         if fmt == "kafka":
-            df = reader.format("kafka").options(**read_options).load()
-            return _parse_kafka(source, df, ddl)
+            raw = reader.format("kafka").options(**read_options).load()
+            df, parsed, values = parse(source, raw, ddl, metadata)
+            return SourceRead(source, df, parsed, values)
         if fmt == "table":
             assert source.table is not None
             df = reader.options(**options).table(source.table)
@@ -142,19 +150,6 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
         df = df.withColumn(LOCATOR, F.col("_metadata.file_path"))
         return SourceRead(source, df, True, data_cols, pinned)
     return SourceRead(source, df, False, data_cols, pinned)
-
-
-def _parse_kafka(source: Source, df: DataFrame, ddl: str | None) -> SourceRead:
-    """Kafka rows are bytes; with declared columns the value is parsed as JSON (bad JSON quarantined)."""
-    if not ddl:
-        return SourceRead(source, df, False, tuple(df.columns))
-    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-    ddl_with_corrupt = ddl if CORRUPT in ddl else f"{ddl}, `{CORRUPT}` string"
-    parsed = df.select(
-        F.from_json(F.col("value").cast("string"), ddl_with_corrupt, opts).alias("v"),
-        F.concat_ws("/", "topic", F.col("partition").cast("string"), F.col("offset").cast("string")).alias(LOCATOR),
-    ).select("v.*", LOCATOR)
-    return SourceRead(source, parsed, True, tuple(c for c in parsed.columns if c not in (CORRUPT, LOCATOR)))
 
 
 def valid_rows(read: SourceRead) -> DataFrame:

@@ -85,7 +85,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _n("sources[].schema.registry", _NO_REGISTRY),
     _n("sources[].schema.subject", _NO_REGISTRY),
     _n("sources[].schema.version", _NO_REGISTRY),
-    _m("sources[].schema.format", "how `definition` is read (avro or json); protobuf needs typed `columns`"),
+    _m("sources[].schema.format", "how `definition` is read (avro or json); `avro`: Kafka values are decoded as "
+       "Avro (plain or Confluent-framed); protobuf needs typed `columns`"),
     _m("sources[].columns[].type", "the column's Spark type (Flink types such as `STRING`, `TIMESTAMP(3)` are mapped)"),
     _m("sources[].columns[].proctime", "a processing-time column: the time the row is read"),
     _m("sources[].columns[].tests", "Dagster asset checks on the source, one per column test"),
