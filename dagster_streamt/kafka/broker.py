@@ -125,6 +125,9 @@ def _properties(directory: Path, port: int, controller_port: int, auto_create_to
         "share.coordinator.state.topic.min.isr": 1,
         "group.initial.rebalance.delay.ms": 0,
         "log.flush.interval.messages": 1_000_000,
+        # keep every record whatever its timestamp: Kafka's 7-day default deletes records produced with
+        # historical event times (a replay, a test's fixed dates) at the first retention check, 5 min in
+        "log.retention.ms": -1,
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 

@@ -89,3 +89,14 @@ def test_stop_leaves_no_process_and_streamt_kafka_start_keeps_the_topics(kafka_b
             cli.kill()
     assert cli.returncode == 0 and out.strip().endswith("stopped"), out
     assert not Path(f"/proc/{broker_pid}").exists()
+
+
+def test_records_with_historical_timestamps_are_kept(kafka_broker: KafkaBroker) -> None:
+    """Kafka's default 7-day time retention would delete records produced with last year's event times at
+    its first retention check; the local broker keeps them (what a replay of historical data needs)."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    client = AdminClient({"bootstrap.servers": kafka_broker.bootstrap_servers})
+    resource = ConfigResource(ResourceType.BROKER, "1")
+    configs = client.describe_configs([resource])[resource].result(timeout=30)
+    assert configs["log.retention.ms"].value == "-1"
