@@ -79,3 +79,8 @@ def explain_failure(model: str, exc: BaseException) -> BaseException:
     if is_spark_incompatibility(exc):
         return incompatible(model, first_meaningful_line(exc))
     return exc
+
+
+def query_id(checkpoint: Path) -> str:
+    """The streaming query's id: stable across restarts of one checkpoint, new after a full refresh."""
+    return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"]).replace("-", "")

@@ -28,10 +28,11 @@ from ..spec.topics import model_topic
 from .checkpoints import explain_failure
 from .context import RunContext
 from .errors import ModelRunError
+from .kafka_publish import keyed
 from .output import OUT_METRIC, schema_pairs
 from .relations import register, render
 from .stream import StartedStream
-from .topics import _keyed, ensure_topic
+from .topics import ensure_topic
 from .warehouse import RegistryEntry
 
 SUFFIX = "__realtime"
@@ -66,7 +67,7 @@ def start_real_time(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> S
     df = ctx.spark.sql(rendered.sql)
     ensure_topic(ctx.project, model, topic)
     checkpoint = ctx.paths.checkpoint(name + SUFFIX)
-    out = _keyed(df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")), model.key_columns)
+    out = keyed(df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")), model.key_columns)
     writer = (out.writeStream.format("kafka").options(**kafka_client_options(kafka, ctx.project.root))
               .option("topic", topic).queryName(f"{name}{SUFFIX}__{ctx.run_id}").outputMode("update")
               .option("checkpointLocation", str(checkpoint)).trigger(**trigger))

@@ -24,16 +24,18 @@ from pyspark.sql import functions as F
 from ..compile.modes import appends
 from ..core.files import atomic_write
 from ..core.results import ModelResult
+from ..kafka.transactions import TopicWriter
 from ..spec.connectors import sink_target
 from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from ..spec.topics import local_dir
-from .checkpoints import explain_failure
+from .checkpoints import explain_failure, query_id
 from .context import RunContext
 from .errors import ModelRunError
 from .export_files import FileExport, Version, link_files, rename_parts
 from .jdbc_sink import JdbcTarget, already_written, publish_batch, publish_snapshot
 from .jdbc_tx import Table, has_python_driver
+from .kafka_publish import FencedBatches, client_conf, publish, topic_writer
 from .live import await_query
 from .locks import FileLock
 from .output import OUT_METRIC, format_options, schema_pairs
@@ -42,6 +44,7 @@ from .relations import Rendered, register, render
 from .reset import reset_model
 from .sink_modes import SinkPlan, check_key_columns, plan_sink
 from .stream import checkpoint_lock
+from .topics import ensure_topic
 
 RANK = "__streamt_rank"
 COMMITS = "_streamt_sink_commits.json"  # last batch id written by a sink without transactions (Kafka)
@@ -99,17 +102,6 @@ def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
     path = resolved.path if resolved.path and "://" in resolved.path else \
         (resolved.path and str(ctx.project.resolve_path(resolved.path)))
     return Target(fmt, options, path, f"{fmt} sink", model.name)
-
-
-def _kafka_payload(df: DataFrame, key: tuple[str, ...]) -> DataFrame:
-    """Kafka takes a ``value`` (and optional ``key``) column; other shapes are sent as JSON values,
-    keyed by the sink's key columns when it has one."""
-    if "value" in df.columns:
-        return df
-    cols = [F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])).alias("value")]
-    if key:
-        cols.append(F.to_json(F.struct(*[F.col(f"`{k}`") for k in key])).alias("key"))
-    return df.select(*cols)
 
 
 # -- one write: de-duplicated by key, counted, checked before it is published ---------------------------
@@ -210,9 +202,8 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
         prepared.verify()
     elif target.format == "jdbc":
         publish_snapshot(prepared.df, target.jdbc(), prepared.verify)
-    else:  # Kafka appends; Delta's own transaction log makes an overwrite atomic
-        out = _kafka_payload(prepared.df, target.plan.key) if target.format == "kafka" else prepared.df
-        _save(out, target, "overwrite" if target.plan.mode == "replace" else "append")
+    else:  # Delta's own transaction log makes an overwrite atomic
+        _save(prepared.df, target, "overwrite" if target.plan.mode == "replace" else "append")
         prepared.verify()
 
 
@@ -228,11 +219,6 @@ def _record_commit(path: Path, batch_id: int) -> None:
     atomic_write(path, json.dumps({"last_batch_id": batch_id}), durable=True)
 
 
-def _query_id(checkpoint: Path) -> str:
-    """The streaming query's id: stable across restarts of one checkpoint, new after a full refresh."""
-    return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"]).replace("-", "")
-
-
 @dataclass(frozen=True)
 class _SinkBatch:
     """foreachBatch function; picklable so it also runs on a Spark Connect server."""
@@ -242,7 +228,7 @@ class _SinkBatch:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         target = self.target
-        query = _query_id(Path(self.checkpoint))
+        query = query_id(Path(self.checkpoint))
         if target.format == "jdbc":
             jdbc = target.jdbc()
             if not already_written(jdbc, query, batch_id):
@@ -256,15 +242,13 @@ class _SinkBatch:
                     and batch_id <= current.batch:
                 return  # Spark replayed a batch the export already holds
             export.publish(self._file_build(prepare(batch, target), query, batch_id), query, batch_id)
-        else:  # Kafka and other formats: no transaction to join, so the batch id is recorded after the write
+        else:  # other formats: no transaction to join, so the batch id is recorded after the write
             commits = Path(self.checkpoint) / COMMITS
             last = _last_commit(commits)
             if last is not None and batch_id <= last:
                 return  # Spark replayed a batch this sink already wrote
             prepared = prepare(batch, target)
-            out = _kafka_payload(prepared.df, target.plan.key if target.plan else ()) \
-                if target.format == "kafka" else prepared.df
-            _save(out, target, "append")
+            _save(prepared.df, target, "append")
             prepared.verify()
             _record_commit(commits, batch_id)
 
@@ -314,6 +298,18 @@ def _order_column(ctx: RunContext, model: Model, rendered: Rendered, columns: li
     return next((et.column for et in candidates if et is not None and et.column in columns), None)
 
 
+def _kafka_writer(ctx: RunContext, model: Model, target: Target) -> TopicWriter:
+    """The sink's topic, created as a model's topic is when the broker lacks it, and its writer."""
+    topic, servers = target.options["topic"], target.options.get("kafka.bootstrap.servers")
+    try:
+        conf = client_conf(ctx.project, servers)
+    except ValueError:
+        raise ModelRunError(f"sink {model.name}: a kafka sink needs a broker: `runtime.kafka.bootstrap_servers` or "
+                            "the sink's `options: {kafka.bootstrap.servers: host:port}`", model.name) from None
+    ensure_topic(ctx.project, model, topic, conf)
+    return topic_writer(ctx.project, model.name, topic, servers)
+
+
 def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
     start = time.monotonic()
     sink = model.sink_config
@@ -335,10 +331,14 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
         assert target.plan is not None
         check_key_columns(ctx.project, model, target.plan.key, df.columns)
         target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
-        prepared = prepare(df, target)
-        _write_snapshot(ctx, prepared)
-    size = prepared.rows if plan.mode == "replace" else None  # the target holds just this run's rows
-    return ModelResult(model=model.name, materialized="sink", status="success", rows_written=prepared.rows,
+        if target.format == "kafka":  # a log: every row is a message, all of them in one transaction
+            rows: int | None = publish(df, _kafka_writer(ctx, model, target), plan.key, model.name)
+        else:
+            prepared = prepare(df, target)
+            _write_snapshot(ctx, prepared)
+            rows = prepared.rows
+    size = rows if plan.mode == "replace" else None  # the target holds just this run's rows
+    return ModelResult(model=model.name, materialized="sink", status="success", rows_written=rows,
                        table_rows=size, input_rows=stats.rows, duration_s=time.monotonic() - start,
                        schema=schema_pairs(df.schema), location=target.location, quarantined_rows=stats.quarantined,
                        sql=rendered.sql)
@@ -360,7 +360,10 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
         target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
         out = df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
         checkpoint.mkdir(parents=True, exist_ok=True)
-        writer = out.writeStream.queryName(f"{name}__{ctx.run_id}").foreachBatch(_SinkBatch(target, str(checkpoint)))
+        batches: Callable[[DataFrame, int], None] = _SinkBatch(target, str(checkpoint))
+        if target.format == "kafka":
+            batches = FencedBatches(_kafka_writer(ctx, model, target), plan.key, str(checkpoint), name)
+        writer = out.writeStream.queryName(f"{name}__{ctx.run_id}").foreachBatch(batches)
         if plan.mode == "upsert":
             writer = writer.outputMode("update")  # changed groups of an aggregate are upserted by key
         try:

@@ -64,13 +64,16 @@ def _kafka_options(project: Project, source: Source, metadata: tuple[str, ...] =
     """Client settings, the topic, and ``startingOffsets=earliest`` unless the source's ``options`` say
     where to start: Spark's stream would begin at the latest offset and skip the records a topic already
     holds, while a first run should process them (as local mode reads every file); later runs continue
-    from the checkpoint's offsets, and a batch read reads earliest..latest."""
+    from the checkpoint's offsets, and a batch read reads earliest..latest. Records are read
+    ``read_committed`` (Flink's default) unless the options say otherwise."""
     kafka = project.runtime.kafka
     opts = kafka_client_options(kafka, project.root) if kafka is not None else {}
     if source.topic:
         opts["subscribe"] = source.topic
     if not any(k in source.options for k in _STARTS):
         opts["startingOffsets"] = "earliest"
+    # a transactional producer's aborted records (our own topic publication after a crash) are not data
+    opts.setdefault("kafka.isolation.level", "read_committed")
     if "_kafka_headers" in metadata:  # record headers cost a little per record: only when SQL reads them
         opts["includeHeaders"] = "true"
     return opts

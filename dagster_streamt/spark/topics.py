@@ -4,9 +4,10 @@ topic keep working when the project moves to Spark.
 The topic gets the model's stored output, read back as a stream with a checkpoint of its own:
 exactly the rows that are new since the last run, once. In local mode (``runtime.kafka.local_dir``)
 a topic is a folder of JSON-lines files, written per micro-batch under names made from the batch id,
-so a replayed batch replaces its files instead of adding them; with a broker, Spark's Kafka sink
-writes JSON values keyed by the model's ``key:`` (at least once, as Kafka producers are) to a topic
-created first, as streamt creates it, when the broker lacks it (:func:`ensure_topic`). A stream
+so a replayed batch replaces its files instead of adding them; with a broker, each micro-batch is
+one Kafka transaction of JSON values keyed by the model's ``key:``, fenced by its batch id so that a
+replay is not written twice (:mod:`.kafka_publish`), to a topic created first, as streamt creates it,
+when the broker lacks it (:func:`ensure_topic`). A stream
 whose result is rewritten each run (an aggregation without a window) publishes its current rows once
 per run: read such a topic as an upsert stream, latest value per key.
 """
@@ -23,27 +24,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..spec.base import stringify_options
-from ..spec.kafka import kafka_client_options, librdkafka_options
+from ..spec.kafka import librdkafka_options
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic, topic_folder, topic_settings
 from .context import RunContext
 from .errors import ModelRunError
+from .kafka_publish import FencedBatches, publish, topic_writer
 from .output import OUT_METRIC
 from .progress import summarize
 from .stream import checkpoint_lock
 
 log = logging.getLogger(__name__)
-
-
-def _keyed(df: DataFrame, key: list[str]) -> DataFrame:
-    """Kafka's ``value`` (JSON of the row) and ``key`` (the key column, or JSON of several)."""
-    cols = [F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])).alias("value")]
-    if len(key) == 1:
-        cols.append(F.col(f"`{key[0]}`").cast("string").alias("key"))
-    elif key:
-        cols.append(F.to_json(F.struct(*[F.col(f"`{k}`") for k in key])).alias("key"))
-    return df.select(*cols)
 
 
 def _replace_parts(written: Path, folder: Path, prefix: str) -> None:
@@ -73,18 +65,21 @@ class _TopicFiles:
         _replace_parts(staging, folder, f"part-{self.query}-{batch_id:012d}")
 
 
-def ensure_topic(project: Project, model: Model, topic: str) -> None:
+def ensure_topic(project: Project, model: Model, topic: str, conf: dict[str, str] | None = None) -> None:
     """Create ``topic`` with the model's declared partitions, replication and ``config`` when the broker
     does not have it (an existing topic is left as it is): Spark's Kafka sink writes only to existing
     topics, and a broker that creates one on first write uses its own defaults. A replication above the
     cluster's brokers is clamped, with a warning naming the model, so that a one-broker development
-    cluster runs a project written for production instead of failing."""
+    cluster runs a project written for production instead of failing. ``conf``: librdkafka settings with
+    ``bootstrap.servers`` when not the project's ``runtime.kafka`` (a sink's own broker)."""
     from ..kafka import admin
 
-    kafka = project.runtime.kafka
-    assert kafka is not None and kafka.bootstrap_servers
-    conf = librdkafka_options(kafka, project.root)
-    servers = conf.pop("bootstrap.servers", kafka.bootstrap_servers)
+    if conf is None:
+        kafka = project.runtime.kafka
+        assert kafka is not None and kafka.bootstrap_servers
+        conf = librdkafka_options(kafka, project.root)
+    conf = dict(conf)
+    servers = conf.pop("bootstrap.servers")
     if topic in admin.list_topics(servers, conf=conf):
         return
     settings = topic_settings(project, model)
@@ -107,8 +102,6 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
     if entry is None or entry.schema() is None:
         raise ModelRunError(f"model {model.name}: nothing stored to publish to topic {topic}", model.name)
     folder = topic_folder(ctx.project, topic)
-    kafka = ctx.project.runtime.kafka
-    assert kafka is not None
     if folder is None:
         ensure_topic(ctx.project, model, topic)
     if entry.layout != "stream":  # the whole current result, once per run
@@ -120,10 +113,8 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
             staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{Path(str(location)).name}"
             df.write.mode("overwrite").json(str(staging))
             _replace_parts(staging, folder, f"snapshot-{model.name}-{Path(str(location)).name}")
-        else:
-            _keyed(df, model.key_columns).write.format("kafka").options(
-                **kafka_client_options(kafka, ctx.project.root), topic=topic).save()
-        return df.count()
+            return df.count()
+        return publish(df, topic_writer(ctx.project, model.name, topic), model.key_columns, model.name)
     name = f"{model.name}__topic"
     checkpoint = ctx.paths.checkpoint(name)
     with checkpoint_lock(ctx, name, "topic publication"):
@@ -134,8 +125,8 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
             folder.mkdir(parents=True, exist_ok=True)
             writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
         else:
-            writer = _keyed(stream, model.key_columns).writeStream.format("kafka").options(
-                **kafka_client_options(kafka, ctx.project.root), topic=topic)
+            writer = stream.writeStream.foreachBatch(FencedBatches(
+                topic_writer(ctx.project, model.name, topic), tuple(model.key_columns), str(checkpoint), model.name))
         query = (writer.queryName(f"{name}__{ctx.run_id}").option("checkpointLocation", str(checkpoint))
                  .trigger(availableNow=True).start())
         query.awaitTermination()

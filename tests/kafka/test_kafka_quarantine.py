@@ -15,12 +15,12 @@ from typing import Any
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
 from ..helpers import write_project
+from .topics import read_messages
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 
@@ -52,22 +52,7 @@ models:
 
 
 def read_records(servers: str, topic: str) -> list[tuple[str | None, dict[str, Any]]]:
-    ends = {p: end for p, end in admin.end_offsets(servers, topic).items() if end > 0}
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"test-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False})
-    out: list[tuple[str | None, dict[str, Any]]] = []
-    try:
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
-        while ends:
-            msg = consumer.poll(30)
-            assert msg is not None and msg.error() is None, msg and msg.error()
-            key = msg.key()
-            out.append((key.decode() if key is not None else None, json.loads(msg.value())))
-            if msg.offset() + 1 >= ends.get(msg.partition(), 0):
-                ends.pop(msg.partition(), None)
-    finally:
-        consumer.close()
-    return out
+    return [(key, json.loads(value)) for key, value in read_messages(servers, topic)]
 
 
 def test_a_malformed_value_is_quarantined_with_its_offset(kafka_broker: KafkaBroker, tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ import os
 import random
 import subprocess
 import sys
-import uuid
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -23,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
 from ..helpers import REPO
+from .topics import read_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 
@@ -54,27 +53,6 @@ def payments(start: int, count: int, first: datetime, rng: random.Random) -> lis
 
 def produce(servers: str, records: list[dict[str, Any]]) -> None:
     admin.produce(servers, RAW, [(r["payment_id"], json.dumps(r)) for r in records])
-
-
-def read_topic(servers: str, topic: str) -> list[dict[str, Any]]:
-    """Every record of ``topic`` from the beginning to its current end, as parsed JSON values."""
-    ends = admin.end_offsets(servers, topic)
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"test-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    try:
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p, end in ends.items() if end > 0])
-        left = {p: end for p, end in ends.items() if end > 0}
-        values: list[dict[str, Any]] = []
-        while left:
-            msg = consumer.poll(30)
-            assert msg is not None, f"topic {topic}: no record within 30 s, still expecting {left}"
-            assert msg.error() is None, msg.error()
-            values.append(json.loads(msg.value()))
-            if msg.offset() + 1 >= left.get(msg.partition(), 0):
-                left.pop(msg.partition(), None)
-        return values
-    finally:
-        consumer.close()
 
 
 def multiset(rows: Iterable[dict[str, Any]]) -> Counter[str]:

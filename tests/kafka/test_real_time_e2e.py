@@ -20,7 +20,7 @@ import pytest
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
-from .test_payments_e2e import read_topic
+from .topics import read_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
 

@@ -1,0 +1,127 @@
+"""Publishing a batch of records to a topic in one Kafka transaction, fenced against replays.
+
+Spark's Kafka sink is at least once: a micro-batch written before a crash and replayed after it is
+written twice, and a batch cut short leaves part of itself in the topic. Kafka's own mechanism for
+this is a transaction, and Spark's sink has none, so a topic is published here through one
+transactional producer (confluent-kafka) per batch, which gives three guarantees:
+
+* **atomic**: consumers reading ``read_committed`` (Flink's Kafka source, and our Kafka sources by
+  default) see all of a batch or none of it; a crash aborts the open transaction;
+* **fenced**: the transaction also commits the batch id, as the offset of a consumer group named after
+  the publishing query (Kafka's ``send_offsets_to_transaction``, the consume-transform-produce
+  pattern), so a replayed batch finds its id committed and is skipped instead of written again;
+* **zombie-proof**: a producer of a killed run holding the same ``transactional.id`` is fenced by
+  the next run's ``init_transactions``, which also aborts what it left open.
+
+The records pass through the process that calls :meth:`TopicWriter.publish` (Spark's driver for
+``foreachBatch``): that is the price of one transaction per batch, measured in
+``benchmarks/bench_kafka_latency.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+
+TIMEOUT = 60.0
+_LOG = logging.getLogger("dagster_streamt.kafka.client")
+_FENCE_PARTITION = 0  # the fence's offset is kept on partition 0 of the output topic (any partition would do)
+
+Record = tuple[str | bytes | None, str | bytes | None]  # (key, value)
+
+
+class KafkaPublishError(RuntimeError):
+    """A transaction the broker refused or did not complete; nothing of the batch is visible."""
+
+
+@dataclass(frozen=True)
+class TopicWriter:
+    """Writes batches to ``topic`` transactionally; picklable (it travels inside Spark's ``foreachBatch``
+    function to a Spark Connect server). ``conf`` holds librdkafka settings with ``bootstrap.servers``;
+    ``transactional_id`` is stable for one output (project, model, topic) across runs, so that a new run
+    fences the previous one's producer."""
+
+    conf: tuple[tuple[str, str], ...]
+    topic: str
+    transactional_id: str
+
+    @classmethod
+    def create(cls, conf: Mapping[str, str], topic: str, transactional_id: str) -> TopicWriter:
+        return cls(tuple(sorted(conf.items())), topic, transactional_id)
+
+    def _fence_group(self, query: str) -> str:
+        return f"{self.transactional_id}.{query}"
+
+    def committed_batch(self, query: str) -> int | None:
+        """The last batch id of streaming query ``query`` whose transaction committed (None: none yet)."""
+        consumer = Consumer({**dict(self.conf), "group.id": self._fence_group(query), "logger": _LOG,
+                             "enable.auto.commit": False})
+        try:
+            found = consumer.committed([TopicPartition(self.topic, _FENCE_PARTITION)], timeout=TIMEOUT)
+        except KafkaException as exc:
+            raise KafkaPublishError(f"could not read the last published batch of topic {self.topic!r}: "
+                                    f"{exc.args[0].str() if exc.args else exc}") from None
+        finally:
+            consumer.close()
+        offset = found[0].offset if found else -1
+        return offset - 1 if offset is not None and offset > 0 else None
+
+    def publish(self, records: Iterable[Record], fence: tuple[str, int] | None = None) -> int:
+        """Write ``records`` in one transaction and return how many; with ``fence=(query, batch_id)`` the
+        batch id commits with them, and a batch already committed is skipped (returns 0)."""
+        if fence is not None:
+            last = self.committed_batch(fence[0])
+            if last is not None and fence[1] <= last:
+                return 0
+        errors: list[str] = []
+
+        def delivered(err: KafkaError | None, _msg: Message) -> None:
+            if err is not None and len(errors) < 3:
+                errors.append(err.str())
+
+        producer = Producer({**dict(self.conf), "logger": _LOG, "transactional.id": self.transactional_id,
+                             "enable.idempotence": True, "linger.ms": 20, "compression.type": "lz4",
+                             "transaction.timeout.ms": int(TIMEOUT * 1000 * 5)})
+        count = 0
+        try:
+            producer.init_transactions(TIMEOUT)  # fences an older producer of this output, aborts its transaction
+            producer.begin_transaction()
+            for key, value in records:
+                while True:
+                    try:
+                        producer.produce(self.topic, value=value, key=key, on_delivery=delivered)
+                        break
+                    except BufferError:  # the local queue is full: let deliveries drain
+                        producer.poll(0.1)
+                count += 1
+                if count % 10_000 == 0:
+                    producer.poll(0)
+            if fence is not None:
+                group = Consumer({**dict(self.conf), "group.id": self._fence_group(fence[0]), "logger": _LOG})
+                try:
+                    producer.send_offsets_to_transaction(
+                        [TopicPartition(self.topic, _FENCE_PARTITION, fence[1] + 1)],
+                        group.consumer_group_metadata(), TIMEOUT)
+                finally:
+                    group.close()
+            left = producer.flush(TIMEOUT)
+            if errors or left:
+                raise KafkaPublishError(errors[0] if errors else f"{left} record(s) not delivered in {TIMEOUT:g} s")
+            producer.commit_transaction(TIMEOUT)
+        except (KafkaException, KafkaPublishError) as exc:
+            _abort(producer)
+            reason = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
+            raise KafkaPublishError(f"could not publish to topic {self.topic!r}: {reason}; nothing of this "
+                                    "batch was committed, and the next run publishes it again") from None
+        return count
+
+
+def _abort(producer: Any) -> None:
+    # when this fails, the broker's timeout or the next run's init_transactions aborts the transaction
+    with contextlib.suppress(KafkaException):
+        producer.abort_transaction(TIMEOUT)
