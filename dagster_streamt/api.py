@@ -19,8 +19,9 @@ from .core.cache import read_cache, write_cache
 from .core.loaded import LoadedProject
 from .graph.build import build_graph
 from .graph.graph import Graph
+from .spec.environments import resolve_env_name
 from .spec.errors import Diagnostics, ProjectError
-from .spec.loader import load_project, project_files, resolve_env_name
+from .spec.loader import load_project, project_files
 
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
@@ -108,7 +109,7 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
     """Load a project. Raises :class:`ProjectError` only when nothing usable could be loaded;
     otherwise errors are in ``diagnostics`` for the caller to report."""
     root = Path(project_dir).resolve()
-    env = resolve_env_name(env)
+    env = resolve_env_name(env, root)
     key = ""
     if use_cache and root.is_dir():
         try:
@@ -154,7 +155,7 @@ def load_graph(project_dir: str | Path, env: str | None = None) -> Graph:
     """The graph of a valid project, from its own small cache when nothing changed (no pydantic
     objects to unpickle); falls back to a full load, raising :class:`ProjectError` on errors."""
     root = Path(project_dir).resolve()
-    env = resolve_env_name(env)
+    env = resolve_env_name(env, root)
     try:
         key, _ = _fingerprint(root, env) if root.is_dir() else ("", {})
     except OSError:

@@ -19,7 +19,8 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 def project_options(fn: F) -> F:
     """Every command takes ``-p/--project-dir`` and ``-e/--env``."""
-    fn = click.option("-e", "--env", "env", default=None, envvar="STREAMT_ENV",
+    # STREAMT_ENV is read by the loader, not here: a project without environments/ ignores it (as streamt does)
+    fn = click.option("-e", "--env", "env", default=None,
                       help="Environment overlay: environments/<env>.yml (or STREAMT_ENV).")(fn)
     fn = click.option("-p", "--project-dir", "project_dir", default=".", show_default=True,
                       type=click.Path(file_okay=False, path_type=str),

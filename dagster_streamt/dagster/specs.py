@@ -121,7 +121,10 @@ def source_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
                 columns=[dg.TableColumn(name=c.name, type=c.type or "unknown", description=c.description,
                                         tags={"classification": c.classification} if c.classification else {})
                          for c in s.columns])
-        md.update(_described({"topic": s.topic, "schema_subject": s.schema_.subject if s.schema_ else None}))
+        md.update(_described({"topic": s.topic, "schema_subject": s.schema_.subject if s.schema_ else None,
+                              "ownership": s.ownership.mode if s.ownership else None}))
+        if s.contract:  # streamt's producer contract: version, SLA, contact
+            md["contract"] = dg.MetadataValue.json(s.contract)
         producers = [keys.node(u) for u in loaded.graph.upstream_of(f"source.{s.name}")
                      if u.startswith("exposure.")]  # streamt's producer exposures write this source
         out.append(_final(t, s, dg.AssetSpec(
@@ -153,7 +156,7 @@ def exposure_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
             "access": e.access.model_dump(exclude_none=True) if e.access else None,
             "contacts": [c.model_dump(exclude_none=True) for c in e.contacts],
             "freshness": e.freshness.model_dump(exclude_none=True) if e.freshness else None,
-            "data_requirements": e.data_requirements,
+            "data_requirements": e.data_requirements, "access_justification": e.access_justification,
             "produces": [f"{'model' if r.ref else 'source'}.{r.ref or r.source}" for r in e.produces],
         }))
         out.append(_final(t, e, dg.AssetSpec(

@@ -120,6 +120,8 @@ class StreamtTranslator:
         topic = model.topic_settings
         extra = {"key": ", ".join(model.key_columns) or None, "access": model.access_level,
                  "topic": topic.name if topic else None,
+                 "ownership": model.ownership.mode if model.ownership else None,
+                 "contract": model.contract.model_dump(exclude_none=True) if model.contract else None,
                  "deprecation": {v: d.model_dump(exclude_none=True) for v, d in (model.deprecation or {}).items()}}
         md.update({k: (dg.MetadataValue.json(v) if isinstance(v, dict) else v) for k, v in extra.items() if v})
         if columns:

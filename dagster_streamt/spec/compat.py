@@ -49,7 +49,12 @@ _NO_CONNECT = "sinks are written by Spark, not by a Connect cluster"
 _DLQ = "failing rows of continuous tests are kept in `<model>__violations`; there is no dead-letter topic"
 
 STREAMT_KEYS: tuple[KeyMeaning, ...] = (
+    # the root file
+    _m("apiVersion", "checked: `streamt.dev/v1alpha1` (streamt's newer format), or absent"),
+    _n("governance", "streamt's parser ignores this free-form block too; the policies it checks are `rules:`"),
     # runtime
+    _m("runtime", "optional here: without it models run on a local Spark session, where streamt requires "
+       "`runtime.kafka` (and a Flink cluster for stateful models)"),
     _m("runtime.kafka.bootstrap_servers", "`kafka.bootstrap.servers` of Spark's Kafka source and sink"),
     _m("runtime.kafka.security_protocol", "`kafka.security.protocol`"),
     _m("runtime.kafka.sasl_mechanism", "`kafka.sasl.mechanism`"),
@@ -62,7 +67,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
        "the brokers as seen from Flink and Connect containers; Spark uses `bootstrap_servers`"),
     _n("runtime.schema_registry",
        "source schemas come from `schema.definition`, typed `columns` or inference, not from a registry"),
-    _n("runtime.flink", "there is no Flink cluster: models run in the Spark session of `runtime.spark`"),
+    _n("runtime.flink", "there is no Flink cluster: models run in the Spark session of `runtime.spark` (stateful "
+       "models need no Flink cluster either)"),
     _n("runtime.connect", "there is no Kafka Connect cluster: sinks are written by Spark (see `sink`)"),
     _n("runtime.conduktor", "there is no Conduktor Gateway: virtual topics are Spark views"),
     # defaults
@@ -94,8 +100,17 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("sources[].advanced.event_time", "the watermark delay; `allowed_lateness_ms` is added to it"),
     _m("sources[].freshness", "a freshness check and a Dagster freshness policy"),
     _n("sources[].cluster", "Spark reads the brokers of `runtime.kafka`, not a named cluster"),
+    _m("sources[].contract", "Dagster metadata (the producer's version, SLA and contact)"),
+    _m("sources[].ownership", "Dagster metadata (`ownership`); sources are never created or deleted here"),
     # models
-    _m("models[].materialized", "`topic`/`flink` run as `stream`, `virtual_topic` as `view`; inferred when omitted"),
+    _m("models[].materialized", "`topic`/`flink` run as `stream`, `virtual_topic` as `view`; inferred when omitted, "
+       "as `table` for a join of two streams without a time bound (recomputed each run) and for a model none of "
+       "whose inputs can be read as a stream"),
+    _m("models[].contract", "`enforced: true`: each run checks the output's columns, types and `nullable: false` "
+       "before writing, and fails the model naming the column and the contract's file:line"),
+    _m("models[].ownership", "Dagster metadata (`ownership`); dagster-streamt creates a missing topic and never "
+       "deletes one"),
+    _n("models[].schema", "the output's Schema Registry subject settings (e.g. `compatibility`); no registry is used"),
     _m("models[].from", "the input of a sink or view without `sql:`"),
     _m("models[].key", "the Kafka message key of the model's topic, and the upsert key of JDBC sinks"),
     _m("models[].access", "Dagster metadata; `rules.security.require_access_level` checks it"),
@@ -163,6 +178,7 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("exposures[].freshness", "Dagster metadata"),
     _m("exposures[].schedule", "Dagster metadata"),
     _m("exposures[].data_requirements", "Dagster metadata"),
+    _m("exposures[].access_justification", "Dagster metadata"),
     # environments
     _n("environment", "environment files are merged over the project; the name, description and "
                       "`protected` flag are kept for streamt's `apply`, which dagster-streamt does not have"),

@@ -64,7 +64,7 @@ class Test(Strict):
     type: Literal["schema", "sample", "continuous"] = "sample"
     severity: Literal["error", "warn", "warning"] | None = None
     description: str | None = None
-    assertions: list[dict[str, Any]] = Field(min_length=1)
+    assertions: list[dict[str, Any]] = Field(default_factory=list)  # streamt accepts an empty list
     sample_size: int | None = Field(default=None, ge=1)
     timeout: str | int | None = None
     tags: list[str] = Field(default_factory=list)

@@ -71,6 +71,7 @@ class Exposure(Strict):
     sla: Sla | None = None
     contracts: Contract | None = None
     access: ExposureAccess | None = None
+    access_justification: str | None = None  # streamt's scenario tests: why a consumer reads PII
     contacts: list[Contact] = Field(default_factory=list)
     freshness: Freshness | None = None
     schedule: str | None = None

@@ -8,7 +8,6 @@ Dagster; the compiler and graph add their own checks on top.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from pydantic import BaseModel
 
 from .column_tests import column_tests
 from .compat import NOTE_KEYS, KeyMeaning, note_for, walk_keys
+from .environments import ENV_DIR, available, check_environment, env_file, resolve_env_name
 from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
 from .errors import Diagnostics, Severity
 from .governance import EnvironmentInfo, Safety
@@ -37,7 +37,9 @@ from .yaml_loader import LineMap, load_yaml
 ROOT_FILES = ("stream_project.yml", "stream_project.yaml")
 ENTITY_DIRS = ("sources", "models", "tests", "exposures")
 SECTIONS = ("sources", "models", "tests", "exposures", "schedules")
-ROOT_KEYS = ("project", "runtime", "defaults", "rules", "vars", *SECTIONS)
+# `governance:` is free-form in streamt (its parser ignores it; `rules:` is what it checks)
+ROOT_KEYS = ("apiVersion", "project", "runtime", "defaults", "rules", "vars", "governance", *SECTIONS)
+API_VERSIONS = ("streamt.dev/v1alpha1",)
 ENV_KEYS = ("runtime", "defaults", "rules", "vars")
 ENV_FILE_KEYS = (*ENV_KEYS, "environment", "safety")  # streamt's environment header and deploy guards
 MATERIALIZATIONS = ("table", "view", "stream", "sink")
@@ -50,10 +52,6 @@ def find_root_file(project_dir: Path) -> Path | None:
         if (project_dir / name).is_file():
             return project_dir / name
     return None
-
-
-def resolve_env_name(env: str | None) -> str | None:
-    return env or os.environ.get("STREAMT_ENV") or None
 
 
 def project_files(project_dir: Path) -> list[Path]:
@@ -72,7 +70,7 @@ def project_files(project_dir: Path) -> list[Path]:
 class _Loader:
     def __init__(self, project_dir: Path, env: str | None, environ: dict[str, str] | None) -> None:
         self.root = project_dir
-        self.env = resolve_env_name(env)
+        self.env = resolve_env_name(env, project_dir)
         self.diags = Diagnostics()
         self.environ = environ
         self.hashes: dict[str, str] = {}
@@ -154,7 +152,8 @@ class _Loader:
                            file=root_lm.file, line=1, hint="start the file with `project: {name: ...}`")
             root_data = {}
         self._unknown_keys(root_data, ROOT_KEYS, root_lm, ())
-        overlay_lm = self._apply_environment(root_data)
+        self._api_version(root_data, root_lm)
+        overlay_lm = self._apply_environment(root_data, root_lm)
 
         # sections: (raw entity, location) from every file
         entities: dict[str, list[tuple[dict[str, Any], EntityLocation]]] = {s: [] for s in SECTIONS}
@@ -252,17 +251,22 @@ class _Loader:
         return out
 
     # -- pieces ----------------------------------------------------------------------------
-    def _apply_environment(self, root_data: dict[str, Any]) -> LineMap | None:
-        if not self.env:
+    def _api_version(self, root_data: dict[str, Any], lm: LineMap) -> None:
+        version = root_data.get("apiVersion")
+        if version is not None and version not in API_VERSIONS:
+            self.diags.add("STR012", f"unsupported apiVersion {version!r}", file=lm.file,
+                           line=lm.line(("apiVersion",)), hint=f"write `apiVersion: {API_VERSIONS[-1]}` or leave "
+                           "it out (streamt's alpha format)")
+
+    def _apply_environment(self, root_data: dict[str, Any], root_lm: LineMap) -> LineMap | None:
+        if not check_environment(self.root, self.env, root_data, self.diags, root_lm.file) or not self.env:
             return None
-        env_dir = self.root / "environments"
-        path = next((env_dir / f"{self.env}{ext}" for ext in (".yml", ".yaml")
-                     if (env_dir / f"{self.env}{ext}").is_file()), None)
+        path = env_file(self.root, self.env)
         if path is None:
-            known = sorted(p.stem for p in env_dir.glob("*.y*ml")) if env_dir.is_dir() else []
+            known = available(self.root)
             hint = f"available environments: {', '.join(known)}" if known else "create environments/<env>.yml"
             self.diags.add("STR004", f"environment {self.env!r} not found (environments/{self.env}.yml)",
-                           file="environments", hint=hint)
+                           file=ENV_DIR, hint=hint)
             return None
         got = self.read(path)
         if got is None or got[0] is None:

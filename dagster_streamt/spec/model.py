@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from .base import Name, Strict, stringify_options
+from .contract import ModelContract, Ownership
 from .flink import FlinkJob
 from .governance import TopicSettings
 from .source import AdvancedEventTime, Column, EventTime, Freshness, watermark_delay
@@ -301,6 +302,9 @@ class Model(Strict):
     deprecation: dict[str, Deprecation] | None = None
     enabled: bool = True
     meta: dict[str, Any] = Field(default_factory=dict)
+    contract: ModelContract | None = None  # streamt's newer DSL: an enforced one is checked at run time
+    ownership: Ownership | None = None
+    output_schema: dict[str, Any] | None = Field(default=None, alias="schema")  # streamt: subject settings
     # streamt's older top-level spellings of advanced settings
     topic: TopicSettings | str | None = None
     flink: FlinkJob | None = None

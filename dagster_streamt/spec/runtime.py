@@ -121,6 +121,9 @@ class SchemaRegistryRuntime(Strict):
     url: CommaList
     username: str | None = None
     password: str | None = None
+    api_key: str | None = None  # Confluent Cloud's credentials (streamt's schema registry deployer)
+    api_secret: str | None = None
+    compatibility: str | None = None  # the subjects' compatibility level streamt sets when it registers
     ssl: RegistrySsl | None = None
 
 
@@ -148,6 +151,7 @@ class FlinkCluster(Strict):
 
 class FlinkRuntime(Strict):
     default: str | None = None
+    default_parallelism: int | None = Field(default=None, ge=1)  # streamt's jobs without their own
     clusters: dict[str, FlinkCluster] = Field(default_factory=dict)
 
 

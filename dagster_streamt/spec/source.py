@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..core.durations import parse_duration
 from .base import Name, Strict, stringify_options
+from .contract import Ownership
 
 FILE_FORMATS = ("json", "csv", "parquet", "orc", "text", "avro")
 SOURCE_FORMATS = (*FILE_FORMATS, "table", "rate", "kafka", "jdbc", "delta")
@@ -142,6 +143,8 @@ class Source(Strict):
     schema_: SchemaRef | None = Field(default=None, alias="schema")
     advanced: SourceAdvanced | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    contract: dict[str, Any] | None = None  # streamt's producer contract (version, SLA, contact): metadata
+    ownership: Ownership | None = None
 
     @field_validator("options", mode="before")
     @classmethod
