@@ -263,6 +263,16 @@ class ExpressionIsTrue(Params):
     expression: str = Field(min_length=1)  # true for valid rows; NULL counts as a violation
 
 
+class Expression(Params):
+    """streamt's ``expression: {sql, description}``: a SQL boolean condition every row must meet.
+
+    streamt accepts it but only checks its shape (its runners skip it); here it runs per row like
+    ``expression_is_true``: a row where ``sql`` is false or NULL is a violation."""
+
+    sql: str = Field(min_length=1)
+    description: str | None = None
+
+
 class Bucket(Params):
     value: Scalar | None = None
     min: Bound | None = None  # inclusive

@@ -14,6 +14,7 @@ from ..checks import codes as _codes  # noqa: F401 - registers the TST codes
 from ..checks.assertions import (
     AcceptedTypes,
     CustomSql,
+    Expression,
     ExpressionIsTrue,
     ParsedAssertion,
     Relationships,
@@ -107,6 +108,8 @@ class _TestChecker:
                 self.check_custom_sql(a, a.params)
             if isinstance(a.params, ExpressionIsTrue):
                 self.check_parses(a, "expression", f"SELECT 1 WHERE {a.params.expression}")
+            if isinstance(a.params, Expression):
+                self.check_parses(a, "sql", f"SELECT 1 WHERE {a.params.sql}")
 
         target_known = node_id(self.kind, self.name) in self.graph.nodes
         if not target_known:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..params import AcceptedValues, ExpressionIsTrue, NotNull, Range, Relationships, Unique
+from ..params import AcceptedValues, Expression, ExpressionIsTrue, NotNull, Range, Relationships, Unique
 from ..parsed import ParsedAssertion
 from ..results import Verdict
 from ..sql_text import ROW, AssertionSql, SqlContext, as_text, ident, literal
@@ -158,6 +158,22 @@ class ExpressionIsTrueKind(AssertionKind[ExpressionIsTrue]):
 
     def sql(self, ctx: SqlContext, a: ParsedAssertion, p: ExpressionIsTrue) -> AssertionSql:
         return ctx.counted(a, f"(NOT coalesce(({p.expression}), false))", self.describe(p))
+
+    def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
+        return counted_verdict(a, e)
+
+
+@register
+class ExpressionKind(AssertionKind[Expression]):
+    name = "expression"
+    params = Expression
+    record_violation = "expression_false"
+
+    def describe(self, p: Expression) -> str:
+        return f"expression: {(p.description or p.sql).strip()} ({p.sql.strip()}) for every row"
+
+    def sql(self, ctx: SqlContext, a: ParsedAssertion, p: Expression) -> AssertionSql:
+        return ctx.counted(a, f"(NOT coalesce(({p.sql}), false))", self.describe(p))
 
     def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
         return counted_verdict(a, e)
