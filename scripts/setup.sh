@@ -45,4 +45,5 @@ fi
 if command -v mvn >/dev/null 2>&1 && ! bash scripts/kafka_jars.sh; then
   echo "setup: some Kafka jars are missing (above); the Kafka tests that need them skip" >&2
 fi
+bash scripts/flink_venv.sh || echo "setup: Apache Flink's venv failed (above); the Flink reference tests (tests/flink) skip" >&2
 echo "setup: done ($(java -version 2>&1 | head -1); $(python3 -c 'import pyspark; print("pyspark", pyspark.__version__)'))"
