@@ -35,9 +35,19 @@ def stream_output_mode(project: Project, model: Model) -> str:
     if explicit is not None:
         return explicit
     features = model_features(project, model)
-    if features is not None and (features.aggregation or features.distinct) and not features.windows:
+    if features is not None and (features.aggregation or features.distinct or features.over) and not features.windows:
         return "complete"
     return "append"
+
+
+def recomputed(project: Project, model: Model) -> bool:
+    """A stream model with window functions (ROW_NUMBER deduplication or top-N, LAG/LEAD): Flink streams
+    them, Spark's streaming engine refuses non-time windows, so each run recomputes the model as a
+    table over all its input (its result, like an updating Flink table, is rewritten whole)."""
+    if model.materialized != "stream" or model.advanced.spark.output_mode is not None:
+        return False
+    features = model_features(project, model)
+    return features is not None and features.over
 
 
 def appends(project: Project, model: Model) -> bool:

@@ -22,6 +22,7 @@ from ..spec.names import safe_identifier
 from ..spec.project import Project
 from ..sql import parse_query, whole_scans
 from ..sql.flink import Translation, TranslationError, translate
+from ..sql.flink_types import Catalog
 from .context import RunContext
 from .errors import ModelRunError
 from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
@@ -158,11 +159,30 @@ def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, sta
                             f"{', '.join(sorted(set(result.unknown_vars)))}; define them under `vars:`", model.name)
     if problems:
         raise ModelRunError(problems[0], model.name)
-    translation = _translation(model.name, result.sql, mode == "stream")
+    translation = _translation(model.name, result.sql, mode == "stream", _catalog(ctx, tuple(inputs.values())))
     return Rendered(model.name, translation.sql or result.sql, tuple(inputs.values())), translation
 
 
-def _translation(name: str, sql: str, streaming: bool) -> Translation:
+def _catalog(ctx: RunContext, inputs: tuple[Input, ...]) -> Catalog:
+    """The inputs' declared column types (a source's columns, a stored model's schema) and event times, by
+    the view the rendered SQL reads: Flink's integer arithmetic and temporal joins depend on them."""
+    columns: dict[str, dict[str, str]] = {}
+    times: dict[str, str] = {}
+    for i in inputs:
+        if i.kind == "source":
+            columns[i.view] = {c.name: c.type for c in ctx.project.sources[i.name].columns if c.type}
+        else:
+            entry = ctx.warehouse.read_entry(i.name)
+            schema = entry.schema() if entry is not None else None
+            if schema is not None:
+                columns[i.view] = {f.name: f.dataType.simpleString() for f in schema.fields}
+        event = _event_time(ctx.project, i.kind, i.name)
+        if event is not None:
+            times[i.view] = event[0]
+    return Catalog(columns, times)
+
+
+def _translation(name: str, sql: str, streaming: bool, catalog: Catalog | None = None) -> Translation:
     """The Flink SQL translated for Spark (``sql`` None: run as written)."""
     parsed = parse_query(sql)
     if parsed.tree is None:
@@ -171,7 +191,7 @@ def _translation(name: str, sql: str, streaming: bool) -> Translation:
         p = parsed.problems[0]
         raise ModelRunError(f"model {name}: {p.construct} has no Spark equivalent (line {p.line}); {p.hint}", name)
     try:
-        return translate(parsed.tree, streaming=streaming)
+        return translate(parsed.tree, streaming=streaming, catalog=catalog)
     except TranslationError as exc:
         raise ModelRunError(f"model {name}: {exc}", name) from None
 

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
-from ..compile.modes import stream_output_mode
+from ..compile.modes import recomputed, stream_output_mode
 from ..core.results import ModelResult
 from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
@@ -158,6 +158,10 @@ def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
 
 
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
+    if recomputed(ctx.project, model):  # window functions Spark cannot stream: a table recomputed each run
+        from .table import materialize_table
+
+        return materialize_table(ctx, model, full_refresh)
     start = time.monotonic()
     name = model.name
     output_mode(ctx, model)

@@ -7,7 +7,8 @@ construct; any other query runs exactly as written. What changes:
   ``session_window(ts, ...)``, and ``TUMBLE_START/_END/_ROWTIME`` (HOP_, SESSION_) their fields;
 - window table functions ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...))`` (and HOP, CUMULATE) become a
   subquery adding the window, with ``window_start``, ``window_end``, ``window_time`` read from it;
-- temporal joins ``FOR SYSTEM_TIME AS OF`` join the current version of the other side;
+- temporal joins ``FOR SYSTEM_TIME AS OF`` join the version valid at the row's time (:mod:`.temporal`);
+- Flink's integer arithmetic, ``FLOOR/CEIL(ts TO unit)`` and ``TIMESTAMP(p)`` casts (:mod:`.flink_types`);
 - ``PROCTIME()`` is the processing time; ``CURRENT_WATERMARK`` has no Spark equivalent (an error).
 """
 
@@ -17,7 +18,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from .flink_types import Catalog, rewrite
 from .normalize import TVF_NAMES
+from .temporal import as_of_join
 
 GROUP_WINDOWS = {"TUMBLE": "window", "HOP": "window", "SESSION": "session_window"}
 _PROPS = {"START": "start", "END": "end", "ROWTIME": "rowtime", "PROCTIME": "rowtime"}
@@ -125,7 +128,7 @@ def _tvf(table: exp.Table, state: _State) -> None:
     if _name(descriptor) != "DESCRIPTOR" or not descriptor.expressions:
         raise TranslationError(name, f"{name} needs DESCRIPTOR(time column) as its second argument")
     ts = descriptor.expressions[0]
-    relation = exp.to_table(data.sql("spark")) if isinstance(data, exp.Column) else data
+    relation = exp.Table(this=data.this.copy(), db=data.args.get("table")) if isinstance(data, exp.Column) else data
     if name == "SESSION":
         window = _call("session_window", ts.copy(), exp.Literal.string(interval_text(sizes[0])))
     elif name == "HOP":  # HOP(TABLE t, DESCRIPTOR(ts), slide, size)
@@ -182,16 +185,15 @@ def _tvf_columns(select: exp.Select, end: exp.Expr) -> None:
         col.replace(replacement)
 
 
-def _temporal_joins(tree: exp.Expr, state: _State) -> None:
+def _temporal_joins(tree: exp.Expr, state: _State, catalog: Catalog) -> None:
     for version in list(tree.find_all(exp.Version)):
         table = version.find_ancestor(exp.Table)
-        version.pop()
-        state.changed = True
-        name = table.name if table is not None else "the joined table"
         if table is not None:
             state.static.append(table.name)
-        state.notes.append(f"temporal join on {name}: Spark joins the current version of {name} (read when the "
-                           "micro-batch runs), not the version as of each row's time")
+        note = as_of_join(version, catalog.event_times.get(table.name) if table is not None else None)
+        state.changed = True
+        if note:
+            state.notes.append(note)
 
 
 def _functions(tree: exp.Expr, state: _State, streaming: bool) -> None:
@@ -235,18 +237,21 @@ def _interval_join_columns(tree: exp.Expr, state: _State) -> None:
                     state.windows.extend(c.name for c in node.find_all(exp.Column))
 
 
-def translate(tree: exp.Query, *, streaming: bool = False) -> Translation:
-    """Spark SQL for ``tree`` (not modified); ``streaming`` when it runs as a Structured Streaming query.
+def translate(tree: exp.Query, *, streaming: bool = False, catalog: Catalog | None = None) -> Translation:
+    """Spark SQL for ``tree`` (not modified); ``streaming`` when it runs as a Structured Streaming query;
+    ``catalog``: the inputs' declared column types and event times (Flink's typing, temporal joins).
     Raises :class:`TranslationError` for untranslatable parts."""
     work = tree.copy()
     state = _State()
+    catalog = catalog or Catalog()
+    state.changed = rewrite(work, catalog.column_types(work))
     for table in list(work.find_all(exp.Table)):
         if _name(table.this) in TVF_NAMES:
             _tvf(table, state)
     for select in list(work.find_all(exp.Select)):
         _group_window(select, state)
     _interval_join_columns(work, state)
-    _temporal_joins(work, state)
+    _temporal_joins(work, state, catalog)
     _functions(work, state, streaming)
     windows, static = tuple(dict.fromkeys(state.windows)), tuple(dict.fromkeys(state.static))
     if not state.changed:

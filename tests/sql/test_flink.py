@@ -139,3 +139,43 @@ def test_untranslatable_constructs_are_located_errors(tmp_path: Path) -> None:
     assert "window functions" in errors["model 'pattern'"].hint
     assert errors["model 'scored'"].line == 10 and "ML_PREDICT" in errors["model 'scored'"].message
     assert errors["model 'late'"].line == 15 and "CURRENT_WATERMARK" in errors["model 'late'"].message
+
+
+CATALOG_TYPES = {"orders__stream": {"id": "STRING", "qty": "INT", "n": "BIGINT", "d": "DOUBLE", "ts": "TIMESTAMP(3)"},
+                 "rates": {"cur": "STRING", "rate": "DOUBLE", "valid_from": "TIMESTAMP(3)"}}
+
+
+def flink_typed(sql: str, streaming: bool = False) -> str | None:
+    from dagster_streamt.sql.flink_types import Catalog
+
+    catalog = Catalog(CATALOG_TYPES, {"orders__stream": "ts", "rates": "valid_from"})
+    tree = parse_query(sql).tree
+    assert tree is not None
+    return translate(tree, streaming=streaming, catalog=catalog).sql
+
+
+def test_window_tvf_over_a_quoted_view_keeps_one_quoting() -> None:
+    out = flink_typed("SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE `orders__stream`, DESCRIPTOR(ts), "
+                      "INTERVAL '10' MINUTES)) GROUP BY window_start, window_end")
+    assert out is not None and "FROM `orders__stream`\n" in out and "```" not in out
+
+
+def test_flink_integer_arithmetic_and_time_rounding() -> None:
+    out = flink_typed("SELECT qty / 2 AS a, n / qty AS b, d / 2 AS c, AVG(qty) AS e, SUM(qty) / COUNT(*) AS f, "
+                      "FLOOR(ts TO HOUR) AS g, CEIL(ts TO MINUTE) AS h, CAST(ts AS TIMESTAMP(3)) AS i, "
+                      "CEIL(d * 10) AS j FROM `orders__stream`")
+    assert out is not None
+    for part in ("CAST(qty DIV 2 AS INT) AS a", "n DIV qty AS b", "d / 2 AS c", "CAST(AVG(qty) AS INT) AS e",
+                 "SUM(qty) DIV COUNT(*) AS f", "DATE_TRUNC('HOUR', ts) AS g", "CAST(ts AS TIMESTAMP) AS i",
+                 "CAST(CEIL(d * 10) AS DOUBLE) AS j"):
+        assert part in out, (part, out)
+    assert "DATE_TRUNC('MINUTE', ts) + INTERVAL '1' MINUTE" in out  # CEIL: the next boundary unless on one
+    assert flink_typed("SELECT qty, ts FROM `orders__stream`") is None  # nothing Flink-specific: as written
+
+
+def test_temporal_join_joins_the_version_valid_at_the_row_time() -> None:
+    out = flink_typed("SELECT o.id, r.rate FROM `orders__stream` AS o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+                      "ON o.id = r.cur")
+    assert out is not None
+    assert "LEAD(valid_from) OVER (PARTITION BY cur ORDER BY valid_from" in out
+    assert "r.valid_from <= o.ts" in out and "o.ts < r.__streamt_valid_to" in out
