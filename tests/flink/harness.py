@@ -1,0 +1,209 @@
+"""Differential harness: the same model SQL on Apache Flink (the reference) and through our translation on
+Spark, over the same files, results compared as multisets.
+
+Flink runs every case in one subprocess of the Flink venv (``flink_runner.py``); Spark runs every case
+as a model of one streamt project in local mode (topics are folders), through the product's own run
+path (render, translate, stream or table), then the stored rows are read back. Values are normalized
+so that equal results compare equal and only real differences remain: timestamps as ISO text,
+decimals and doubles rounded to 6 places (both are "a number with a fraction"), integers kept apart
+from them (``INT / INT`` is an integer in Flink), multisets (Flink's COLLECT) and arrays as sorted lists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .cases import BASE, Case
+from .data import DELAY_MS, SOURCES, watermark
+
+RUNNER = Path(__file__).with_name("flink_runner.py")
+VENV = Path(os.environ.get("STREAMT_FLINK_VENV", Path.home() / ".cache" / "dagster-streamt" / "flink-venv"))
+LOCAL_ENV = "runtime:\n  kafka:\n    local_dir: topics\n"
+_CALL = re.compile(r"\{\{\s*(source|ref)\(\s*[\"'](\w+)[\"']\s*\)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class Result:
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[Any, ...], ...] = ()
+    error: str | None = None
+
+
+def flink_python() -> Path | None:
+    python = VENV / "bin" / "python"
+    return python if python.is_file() else None
+
+
+def flink_sql(sql: str) -> str:
+    """A model's SQL as Flink reads it: ``{{ source("x") }}`` / ``{{ ref("x") }}`` become the table/view x."""
+    return _CALL.sub(lambda m: f"`{m.group(2)}`", sql)
+
+
+def run_flink(cases: tuple[Case, ...], folders: dict[str, Path], timeout: float = 600) -> dict[str, Result]:
+    """Every case on Flink in one process (the caller holds the machine's JVM lock)."""
+    python = flink_python()
+    assert python is not None
+    spec = {"sources": [{"name": name, "path": str(folders[name]), "columns": [list(c) for c in src["columns"]],
+                         "event_time": src["event_time"], "delay_ms": DELAY_MS,
+                         "primary_key": src.get("primary_key")} for name, src in SOURCES.items()],
+            "views": [{"name": name, "sql": flink_sql(sql)} for name, sql in BASE.items()],
+            "cases": [{"name": c.name, "sql": flink_sql(c.sql)} for c in cases]}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
+    done = subprocess.run([str(python), str(RUNNER)], input=json.dumps(spec), capture_output=True, text=True,
+                          timeout=timeout, env=env, check=False)
+    out: dict[str, Result] = {}
+    for line in done.stdout.splitlines():
+        item = json.loads(line)
+        if "error" in item:
+            out[item["name"]] = Result(error=item["error"])
+        else:
+            out[item["name"]] = Result(tuple(item["columns"]), tuple(tuple(r) for r in item["rows"]))
+    if len(out) < len(cases):
+        raise RuntimeError(f"Flink stopped after {len(out)} of {len(cases)} cases:\n{done.stderr[-3000:]}")
+    return out
+
+
+def write_project(root: Path) -> Path:
+    """A streamt project holding the sources, the base models and one model per case."""
+    sources = [{"name": name, "topic": src["topic"],
+                "event_time": {"column": src["event_time"], "watermark": {"max_out_of_orderness_ms": DELAY_MS}},
+                "columns": [{"name": n, "type": t} for n, t in src["columns"]]} for name, src in SOURCES.items()]
+    config = {"project": {"name": "flink_reference"}, "sources": sources}
+    (root / "stream_project.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    (root / "environments").mkdir(exist_ok=True)
+    (root / "environments" / "local.yml").write_text(LOCAL_ENV, encoding="utf-8")
+    (root / "models").mkdir(exist_ok=True)
+    (root / "models" / "base.yml").write_text(yaml.safe_dump(
+        {"models": [{"name": n, "sql": s} for n, s in BASE.items()]}, sort_keys=False), encoding="utf-8")
+    return root
+
+
+def write_cases(root: Path, cases: tuple[Case, ...]) -> None:
+    models = [{"name": c.name, "sql": c.sql + "\n"} for c in cases]
+    (root / "models" / "cases.yml").write_text(yaml.dump({"models": models}, sort_keys=False, width=200,
+                                                         default_style=None), encoding="utf-8")
+
+
+def run_spark(spark: Any, root: Path, cases: tuple[Case, ...]) -> dict[str, Result]:
+    """Every case (and the base models) in one run of the project; each case's stored rows."""
+    from dagster_streamt.api import load
+    from dagster_streamt.spark import run_models
+    from dagster_streamt.spark.warehouse import Warehouse
+
+    loaded = load(root, "local", use_cache=False)
+    errors = {d.message.split(":")[0].removeprefix("model ").strip("'"): d.format() for d in loaded.errors}
+    g = loaded.graph
+    ids = [i for i in g.of_type("model") if i.split(".", 1)[1] not in errors]
+    order = [i.split(".", 1)[1] for i in g.topological_order(ids)]
+    levels = [[i.split(".", 1)[1] for i in lv] for lv in g.execution_levels(ids)]
+    ups = {n: {u.split(".", 1)[1] for u in g.upstream_of(f"model.{n}") if u.startswith("model.")} for n in order}
+    results = {r.model: r for r in run_models(spark, loaded.project, order, levels, ups)}
+    warehouse = Warehouse(root / ".streamt" / "warehouse")
+    out: dict[str, Result] = {}
+    for case in cases:
+        if case.name in errors:
+            out[case.name] = Result(error=errors[case.name])
+            continue
+        result = results[case.name]
+        location = warehouse.table_location(case.name)
+        if not result.ok or location is None:
+            out[case.name] = Result(error=result.error or "stored nothing")
+            continue
+        df = spark.read.parquet(str(location))
+        out[case.name] = Result(tuple(df.columns), tuple(tuple(r) for r in df.collect()))
+    return out
+
+
+def normalize(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="microseconds")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float | Decimal):
+        return ("num", round(float(value), 6))
+    if isinstance(value, dict):  # Flink's MULTISET: value -> count
+        return ("list", tuple(sorted(((normalize(k) for k, n in value.items() for _ in range(n))), key=repr)))
+    if isinstance(value, list | tuple):
+        return ("list", tuple(sorted((normalize(v) for v in value), key=repr)))
+    return repr(value)
+
+
+def _flink_value(value: Any) -> Any:
+    """Flink's JSON text back to Python: ISO timestamps as datetimes (Spark's come as datetimes)."""
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?", value):
+        return datetime.fromisoformat(value)
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\d", value):
+        return date.fromisoformat(value)
+    return value
+
+
+def closed_rows(case: Case, result: Result, records: dict[str, list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
+    """Flink's rows that are final on a stream (see cases.py): the others are still open in Spark."""
+    rows = [tuple(_flink_value(v) for v in r) for r in result.rows]
+    if case.closed is None:
+        return rows
+    i = result.columns.index(case.closed)
+    mark = watermark(records, case.source)
+    return [r for r in rows if r[i] is not None and r[i] + case.grace <= mark]
+
+
+def compare(case: Case, flink: Result, spark: Result, records: dict[str, list[dict[str, Any]]]) -> str | None:
+    """None when both engines give the same multiset of rows; else what differs, briefly."""
+    if flink.error or spark.error:
+        return f"flink error: {flink.error}" if flink.error else f"spark error: {spark.error}"
+    if tuple(c.lower() for c in flink.columns) != tuple(c.lower() for c in spark.columns):
+        return f"columns differ: flink {flink.columns}, spark {spark.columns}"
+    want = Counter(tuple(normalize(v) for v in r) for r in closed_rows(case, flink, records))
+    got = Counter(tuple(normalize(v) for v in r) for r in spark.rows)
+    if want == got:
+        return None
+    missing, extra = list((want - got).elements()), list((got - want).elements())
+    return (f"{sum(want.values())} rows on Flink, {sum(got.values())} on Spark; only on Flink "
+            f"({len(missing)}): {missing[:3]}; only on Spark ({len(extra)}): {extra[:3]}")
+
+
+def report(diffs: dict[str, str | None]) -> str:
+    agree = sum(1 for d in diffs.values() if d is None)
+    lines = [f"{agree} of {len(diffs)} cases agree"] + [f"  {n}: {d}" for n, d in diffs.items() if d]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # print the agreement of every case: python3 -m tests.flink.harness DIR
+    from dagster_streamt.spark import SparkSettings, create_session
+    from dagster_streamt.spec.loader import load_project
+
+    from .cases import CASES
+    from .data import generate, write
+
+    work = Path(sys.argv[1])
+    work.mkdir(parents=True, exist_ok=True)
+    data = generate()
+    folders = write(write_project(work), data)
+    write_cases(work, CASES)
+    import time
+
+    began = time.monotonic()
+    flink = run_flink(CASES, folders)
+    print(f"flink: {time.monotonic() - began:.0f} s")
+    began = time.monotonic()
+    project, _ = load_project(work)
+    assert project is not None
+    session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf={
+        "spark.sql.shuffle.partitions": "2"}))
+    spark_results = run_spark(session, work, CASES)
+    print(f"spark: {time.monotonic() - began:.0f} s")
+    print(report({c.name: compare(c, flink[c.name], spark_results[c.name], data) for c in CASES}))
