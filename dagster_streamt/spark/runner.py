@@ -18,6 +18,7 @@ from ..spec.project import Project
 from ..spec.topics import model_topic
 from . import live
 from .context import RunContext
+from .contract_check import contract_violation
 from .errors import model_error
 from .partitions import PartitionScope
 from .sink import materialize_sink
@@ -162,6 +163,8 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
         with ctx.scheduler_pool(name, f"streamt {kind} {name}"), live.running(name, kind):
             mctx = ctx.for_model(model)
             result = materialize(mctx, model, full_refresh)
+            if result.ok and (broken := contract_violation(ctx.project, name, result.schema)):
+                return failed(name, kind, broken, time.monotonic() - start)
             if kind == "stream" and result.ok and (topic := model_topic(ctx.project, model)) is not None:
                 result.topic, result.topic_rows = topic, publish_topic(mctx, model)
     except Exception as exc:

@@ -106,8 +106,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("models[].materialized", "`topic`/`flink` run as `stream`, `virtual_topic` as `view`; inferred when omitted, "
        "as `table` for a join of two streams without a time bound (recomputed each run) and for a model none of "
        "whose inputs can be read as a stream"),
-    _m("models[].contract", "`enforced: true`: each run checks the output's columns, types and `nullable: false` "
-       "before writing, and fails the model naming the column and the contract's file:line"),
+    _m("models[].contract", "`enforced: true`: each run checks the output's columns and types, and fails the model "
+       "(before its topic is published) naming the column and the contract's file:line"),
     _m("models[].ownership", "Dagster metadata (`ownership`); dagster-streamt creates a missing topic and never "
        "deletes one"),
     _n("models[].schema", "the output's Schema Registry subject settings (e.g. `compatibility`); no registry is used"),

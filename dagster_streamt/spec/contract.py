@@ -1,10 +1,9 @@
 """streamt's newer DSL (``apiVersion: streamt.dev/v1alpha1``): a model's ``contract:`` and the
 ``ownership:`` of a source or model.
 
-An enforced contract declares the whole output of a model: every run compares the DataFrame the
-model produces with ``columns`` (names, types, and ``nullable: false`` against the schema Spark
-infers) before anything is written, and fails the model naming the column and the contract's
-``file:line`` (see :mod:`dagster_streamt.spark.contract_check`). A contract that is not enforced
+An enforced contract declares the whole output of a model: every run compares the schema the model
+produces with ``columns`` (names and types) and fails the model naming the column and the
+contract's ``file:line`` (see :mod:`dagster_streamt.spark.contract_check`). A contract that is not enforced
 is documentation, shown with the model. ``ownership.mode`` (external/managed/adopted) is streamt's
 deployment lifecycle; here it is Dagster metadata, as dagster-streamt never deletes a topic.
 """
