@@ -204,14 +204,28 @@ def _functions(tree: exp.Expr, state: _State, streaming: bool) -> None:
         if name == "PROCTIME":
             call.replace(exp.CurrentTimestamp())
             state.changed = True
+        elif name == "SPLIT_INDEX" and len(call.expressions) == 3:  # 0-based, NULL past the last part
+            text, sep, index = call.expressions  # sqlglot quotes a literal separator for split's regex
+            one = exp.Add(this=index.copy(), expression=exp.Literal.number(1))
+            call.replace(exp.Anonymous(this="try_element_at", expressions=[
+                exp.func("split", text.copy(), sep.copy()), one]))
+            state.changed = True
         elif name == "COLLECT" and call.expressions:  # Flink's multiset of a group's values
             arg = call.expressions[0]
             distinct = isinstance(arg, exp.Distinct)
             inner = arg.expressions[0] if distinct else arg
             call.replace(exp.func("collect_set" if distinct else "collect_list", inner.copy()))
             state.changed = True
+    for week in list(tree.find_all(exp.Week)):  # Flink's WEEK is the ISO week of the year
+        week.replace(exp.Anonymous(this="weekofyear", expressions=[week.this.copy()]))
+        state.changed = True
     if not streaming:
         return
+    for agg in list(tree.find_all(exp.GroupConcat)):  # LISTAGG(DISTINCT x): streams have no distinct aggregation
+        if isinstance(agg.this, exp.Distinct) and agg.find_ancestor(exp.Window) is None:
+            sep = agg.args.get("separator") or exp.Literal.string(",")
+            agg.replace(exp.func("array_join", exp.func("collect_set", agg.this.expressions[0].copy()), sep.copy()))
+            state.changed = True
     for count in list(tree.find_all(exp.Count)):
         arg = count.this
         if isinstance(arg, exp.Distinct) and count.find_ancestor(exp.Window) is None:

@@ -117,6 +117,16 @@ FROM {O}""", "docs first pipeline orders_clean"),
   EXTRACT(HOUR FROM order_ts) AS h, HOUR(order_ts) AS h2, MINUTE(order_ts) AS m, YEAR(order_ts) AS y,
   MONTH(order_ts) AS mo, DAYOFMONTH(order_ts) AS d, TO_TIMESTAMP('2026-03-02 09:30:00') AS parsed
 FROM {O}""", "docs IoT / payments date handling"),
+    Case("more_string_functions", f"""SELECT o.order_id, SPLIT_INDEX(email, '@', 1) AS domain,
+  CONCAT_WS('|', status, region) AS joined, IF(qty > 4, 'big', 'small') AS size, INITCAP(TRIM(product)) AS pretty,
+  LEFT(region, 1) AS r1, RIGHT(region, 1) AS r2, LOCATE('d', product) AS d_at, REVERSE(region) AS rev,
+  REPEAT(region, 2) AS twice
+FROM {O} AS o JOIN {C} FOR SYSTEM_TIME AS OF o.order_ts AS c ON o.customer_id = c.id""", "docs e-commerce enrichment"),
+    Case("more_date_functions", f"""SELECT order_id, DATE_FORMAT(order_ts, 'HH:mm:ss') AS t,
+  UNIX_TIMESTAMP(DATE_FORMAT(order_ts, 'yyyy-MM-dd HH:mm:ss')) AS unix, TO_DATE('2026-03-02') AS d,
+  DAYOFWEEK(order_ts) AS dow, QUARTER(order_ts) AS q, WEEK(order_ts) AS w,
+  DATE_FORMAT(TIMESTAMPADD(DAY, 1, order_ts), 'yyyy-MM-dd') AS tomorrow, CURRENT_DATE IS NOT NULL AS has_date
+FROM {O}""", "docs IoT / payments date handling"),
     Case("numeric_functions", f"""SELECT order_id, ROUND(amount, 1) AS rounded, ABS(amount) AS absolute,
   MOD(qty, 3) AS m,
   POWER(qty, 2) AS squared, qty * amount AS line_total, amount * (1 - COALESCE(discount, 0)) AS net
@@ -159,6 +169,9 @@ UNION ALL SELECT shipment_id AS id, shipped_at AS ts, 'shipment' AS kind FROM {S
     Case("top_n", f"""SELECT region, order_id, amount FROM (
   SELECT region, order_id, amount, ROW_NUMBER() OVER (PARTITION BY region ORDER BY amount DESC) AS rk FROM {O}
 ) WHERE rk <= 3""", "docs top-N"),
+    Case("over_rows", f"""SELECT order_id, SUM(amount) OVER (PARTITION BY region ORDER BY order_ts
+  ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS last_three
+FROM {O}""", "docs finance moving sums"),
     Case("lag", f"""SELECT order_id, customer_id, amount,
   LAG(amount) OVER (PARTITION BY customer_id ORDER BY order_ts) AS previous_amount
 FROM {O} WHERE customer_id IS NOT NULL""", "docs IoT / finance (change from the previous event)"),

@@ -179,3 +179,10 @@ def test_temporal_join_joins_the_version_valid_at_the_row_time() -> None:
     assert out is not None
     assert "LEAD(valid_from) OVER (PARTITION BY cur ORDER BY valid_from" in out
     assert "r.valid_from <= o.ts" in out and "o.ts < r.__streamt_valid_to" in out
+
+
+def test_flink_only_functions() -> None:
+    out = spark("SELECT SPLIT_INDEX(email, '@', 1) AS domain, WEEK(ts) AS w FROM orders")
+    assert out is not None and "TRY_ELEMENT_AT(SPLIT(email, " in out and "1 + 1" in out and "WEEKOFYEAR(ts) AS w" in out
+    listagg = "SELECT cur, LISTAGG(DISTINCT id) AS ids FROM orders GROUP BY cur"
+    assert "ARRAY_JOIN(COLLECT_SET(id), ',') AS ids" in (spark(listagg, streaming=True) or "")
