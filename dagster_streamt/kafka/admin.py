@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec, ResourceType
 
 TIMEOUT = 30.0
@@ -117,13 +117,15 @@ def describe_topic(bootstrap_servers: str, name: str, *, conf: Mapping[str, Any]
 
 
 def end_offsets(bootstrap_servers: str, topic: str, *, conf: Mapping[str, Any] | None = None,
-                timeout: float = TIMEOUT) -> dict[int, int]:
-    """Partition -> the offset the next record will get (records so far, on a topic never trimmed)."""
+                timeout: float = TIMEOUT, committed: bool = False) -> dict[int, int]:
+    """Partition -> the offset the next record will get (records so far, on a topic never trimmed);
+    ``committed``: the end a ``read_committed`` consumer can reach now (before any open transaction)."""
     found = _topic(bootstrap_servers, topic, conf, timeout)
     wanted = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(found.partitions)}
     try:
         admin = _admin(bootstrap_servers, conf)
-        futures = admin.list_offsets(wanted, request_timeout=timeout)
+        level = IsolationLevel.READ_COMMITTED if committed else IsolationLevel.READ_UNCOMMITTED
+        futures = admin.list_offsets(wanted, isolation_level=level, request_timeout=timeout)
         return {tp.partition: fut.result(timeout=timeout).offset for tp, fut in sorted(
             futures.items(), key=lambda item: item[0].partition)}
     except KafkaException as exc:

@@ -29,6 +29,9 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 TIMEOUT = 60.0
+# A transaction left open by a killed run holds read_committed consumers of the topic back until the
+# next run's producer aborts it or the broker does after this long (the broker's cap is 15 min).
+TRANSACTION_TIMEOUT_MS = 120_000
 _LOG = logging.getLogger("dagster_streamt.kafka.client")
 _FENCE_PARTITION = 0  # the fence's offset is kept on partition 0 of the output topic (any partition would do)
 
@@ -74,10 +77,6 @@ class TopicWriter:
     def publish(self, records: Iterable[Record], fence: tuple[str, int] | None = None) -> int:
         """Write ``records`` in one transaction and return how many; with ``fence=(query, batch_id)`` the
         batch id commits with them, and a batch already committed is skipped (returns 0)."""
-        if fence is not None:
-            last = self.committed_batch(fence[0])
-            if last is not None and fence[1] <= last:
-                return 0
         errors: list[str] = []
 
         def delivered(err: KafkaError | None, _msg: Message) -> None:
@@ -86,10 +85,16 @@ class TopicWriter:
 
         producer = Producer({**dict(self.conf), "logger": _LOG, "transactional.id": self.transactional_id,
                              "enable.idempotence": True, "linger.ms": 20, "compression.type": "lz4",
-                             "transaction.timeout.ms": int(TIMEOUT * 1000 * 5)})
+                             "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS})
         count = 0
         try:
-            producer.init_transactions(TIMEOUT)  # fences an older producer of this output, aborts its transaction
+            # first fence an older producer of this output and abort its open transaction: until then the
+            # fence's offset is pending, and reading it waits (Kafka answers UNSTABLE_OFFSET_COMMIT)
+            producer.init_transactions(TIMEOUT)
+            if fence is not None:
+                last = self.committed_batch(fence[0])
+                if last is not None and fence[1] <= last:
+                    return 0
             producer.begin_transaction()
             for key, value in records:
                 while True:

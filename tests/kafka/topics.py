@@ -16,9 +16,10 @@ from dagster_streamt.kafka import admin
 
 def read_messages(servers: str, topic: str, *, committed: bool = True,
                   timeout: float = 60.0) -> list[tuple[str | None, str]]:
-    """``(key, value)`` of every record up to the end offsets of now. The end is reached when the
-    consumer's position passes it: a transaction's commit marker takes an offset no message has."""
-    ends = {p: end for p, end in admin.end_offsets(servers, topic).items() if end > 0}
+    """``(key, value)`` of every record up to the end offsets of now (for ``read_committed``, up to the
+    first open transaction). The end is reached when the consumer's position passes it: a transaction's
+    commit marker takes an offset no message has."""
+    ends = {p: end for p, end in admin.end_offsets(servers, topic, committed=committed).items() if end > 0}
     consumer = Consumer({"bootstrap.servers": servers, "group.id": f"test-{uuid.uuid4().hex}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "isolation.level": "read_committed" if committed else "read_uncommitted"})

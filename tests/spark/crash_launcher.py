@@ -8,7 +8,9 @@ that point (the product itself has no hook); then the real command line runs.
 Points: ``table-swap`` (a table version is written, ``_CURRENT`` not yet swapped: the pointer's
 ``atomic_write``), ``export-swap`` (a file export version is complete, the path not yet swapped:
 ``FileExport._swap``), ``jdbc-commit`` (a JDBC sink's transaction has run the statements that publish,
-not yet committed: ``Connection.commit`` after ``_publish``).
+not yet committed: ``Connection.commit`` after ``_publish``), ``kafka-commit`` (a batch's records are in an
+open Kafka transaction, not yet committed: ``commit_transaction``), ``kafka-committed`` (the transaction with
+the batch and its id has committed; Spark has not yet recorded the batch in its checkpoint).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from dagster_streamt.kafka import transactions
 from dagster_streamt.spark import export_files, jdbc_sink, jdbc_tx, warehouse
 
-POINTS = ("table-swap", "export-swap", "jdbc-commit")
+POINTS = ("table-swap", "export-swap", "jdbc-commit", "kafka-commit", "kafka-committed")
 
 
 def pause(folder: Path, point: str) -> None:
@@ -67,6 +70,30 @@ def install(point: str, folder: Path) -> None:
 
         jdbc_sink._publish = _publish  # type: ignore[assignment]
         jdbc_tx.Connection.commit = _commit  # type: ignore[method-assign]
+    elif point in ("kafka-commit", "kafka-committed"):
+        producer_class = transactions.Producer
+
+        class Paused:
+            """The transactional producer, pausing around its first commit that carries records."""
+
+            def __init__(self, conf: dict[str, Any]) -> None:
+                self._producer, self._sent = producer_class(conf), 0
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self._producer, name)
+
+            def produce(self, *args: Any, **kwargs: Any) -> None:
+                self._producer.produce(*args, **kwargs)
+                self._sent += 1
+
+            def commit_transaction(self, *args: Any) -> None:
+                if self._sent and point == "kafka-commit":
+                    pause(folder, point)
+                self._producer.commit_transaction(*args)
+                if self._sent and point == "kafka-committed":
+                    pause(folder, point)
+
+        transactions.Producer = Paused  # type: ignore[assignment,misc]
     else:
         raise SystemExit(f"unknown pause point {point!r}; one of {', '.join(POINTS)}")
 
