@@ -19,6 +19,7 @@ from dagster import SensorEvaluationContext
 from ..api import LoadedProject
 from ..core import metadata as meta
 from ..graph.graph import split_id
+from ..graph.streams import stream_readers
 from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
 from ..spec.names import safe_identifier
@@ -34,19 +35,7 @@ def fed_models(loaded: LoadedProject, source: str) -> list[str]:
     Only streams start the selection: a stream run processes exactly the new files, while a table fed
     directly by the source re-reads all of it, which belongs on a schedule."""
     g, models = loaded.graph, loaded.project.models
-    streams: set[str] = set()
-    seen: set[str] = set()
-    frontier = [f"source.{source}"]
-    while frontier:
-        for nid in g.downstream_of(frontier.pop()):
-            kind, name = split_id(nid)
-            if kind != "model" or nid in seen or name not in models:
-                continue
-            seen.add(nid)
-            if models[name].materialized == "stream":
-                streams.add(nid)
-            elif models[name].materialized == "view":
-                frontier.append(nid)  # a stream model may read the source through a view
+    streams = {f"model.{name}" for name in stream_readers(g, models, source)}
     out = []
     for nid in sorted(streams | g.downstream_all(streams)):
         kind, name = split_id(nid)

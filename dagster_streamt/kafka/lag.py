@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 
-from ..spark.paths import ProjectPaths
+from ..graph.streams import stream_readers
+from ..spark.paths import REAL_TIME_SUFFIX, ProjectPaths
 from ..spec.kafka import librdkafka_options
 from .admin import KafkaAdminError, _admin, _fail, _topic, end_offsets, list_topics
 
@@ -242,27 +243,6 @@ def kafka_sources(project: Project) -> list[Source]:
     return [s for _, s in sorted(project.sources.items()) if s.resolved_format == "kafka" and source_topics(s)]
 
 
-def stream_readers(loaded: LoadedProject, source: str) -> list[str]:
-    """The enabled stream models that read ``source`` directly or through views (a view is inlined into
-    the stream that reads it, so its stream reads the topic); sorted."""
-    g, models = loaded.graph, loaded.project.models
-    out: set[str] = set()
-    seen: set[str] = set()
-    frontier = [f"source.{source}"]
-    while frontier:
-        for nid in g.downstream_of(frontier.pop()):
-            kind, _, name = nid.partition(".")
-            model = models.get(name)
-            if kind != "model" or nid in seen or model is None or not model.enabled:
-                continue
-            seen.add(nid)
-            if model.materialized == "stream":
-                out.add(name)
-            elif model.materialized == "view":
-                frontier.append(nid)
-    return sorted(out)
-
-
 def has_readers(loaded: LoadedProject, source: str) -> bool:
     return any(d.startswith("model.") for d in loaded.graph.downstream_of(f"source.{source}"))
 
@@ -287,7 +267,7 @@ def source_lag(loaded: LoadedProject, source: Source, bootstrap: str, conf: Mapp
     """One Kafka source's offsets and readers' lag. A missing topic is this source's ``error``; an
     unreachable broker raises :class:`KafkaAdminError` (check it once with :func:`check_broker`)."""
     topics = source_topics(source)
-    streams = stream_readers(loaded, source.name)
+    streams = stream_readers(loaded.graph, loaded.project.models, source.name)
     mode: Mode = "stream" if streams else ("batch" if has_readers(loaded, source.name) else "none")
     try:
         end = {t: end_offsets(bootstrap, t, conf=conf, timeout=timeout) for t in topics}
@@ -298,6 +278,8 @@ def source_lag(loaded: LoadedProject, source: Source, bootstrap: str, conf: Mapp
         return SourceLag(source.name, topics, mode, error=str(exc))
     paths = ProjectPaths.from_project(loaded.project)
     readers = [(m, paths.checkpoint(m)) for m in streams]
+    # a model in Spark's Real-time Mode reads the topic with a checkpoint of its own (spark/realtime.py)
+    readers += [(f"{m} (real-time)", cp) for m in streams if (cp := paths.checkpoint(m + REAL_TIME_SUFFIX)).is_dir()]
     quarantine = paths.checkpoint(f"{source.name}{QUARANTINE}")
     if quarantine.is_dir():
         readers.append((f"{source.name} (quarantine)", quarantine))

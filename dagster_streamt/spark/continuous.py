@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from ..spec.project import Project
+from ..spec.topics import model_topic
 from .checkpoints import explain_failure, is_spark_incompatibility
 from .context import RunContext
 from .errors import describe_exception, model_error
@@ -31,6 +33,7 @@ from .reset import reset_model
 from .state import check_project_root
 from .stream import StartedStream, checkpoint_lock, record_stream, start_stream
 from .stream_stats import ModelProgress, ProgressTracker
+from .topics import start_topic_query, topic_query_name
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,7 @@ class _Stream:
     trigger: dict[str, Any]
     tracker: ProgressTracker
     started: StartedStream | None = None
+    publisher: StreamingQuery | None = None  # the query publishing its topic (a broker or local topics)
     state: Literal["running", "waiting", "failed", "stopped"] = "waiting"
     failures: int = 0  # current streak of consecutive failures
     restarts: int = 0
@@ -177,6 +181,8 @@ class ContinuousRunner:
             trigger = continuous_trigger(model.advanced.spark.trigger, name, self.default_trigger)
             stream = _Stream(name, trigger, ProgressTracker(name, trigger.get("processingTime") or "real-time"))
             locks.enter_context(checkpoint_lock(ctx, name))
+            if "realTime" not in trigger and model_topic(self.project, model) is not None:
+                locks.enter_context(checkpoint_lock(ctx, topic_query_name(model), "topic publication"))
             if name in self.full_refresh:
                 reset_model(ctx.paths, name)
             self._streams[name] = stream
@@ -204,6 +210,9 @@ class ContinuousRunner:
             started = start_stream(mctx, model, stream.trigger)
         try:  # registered now, not when the query ends: downstream models read the output while it runs
             record_stream(mctx, started)
+            if model_topic(self.project, model) is not None and started.entry.layout == "stream":
+                with mctx.scheduler_pool(stream.name):  # its topic follows the stored output, batch by batch
+                    stream.publisher = start_topic_query(mctx, model, stream.trigger)
         except Exception:
             started.query.stop()
             raise
@@ -217,6 +226,10 @@ class ContinuousRunner:
         if stream.state != "running" or stream.started is None:
             return None
         query = stream.started.query
+        publisher = stream.publisher
+        if publisher is not None and not publisher.isActive:  # publishing failed: restart both queries
+            self._stop_queries(stream)
+            return self._failed(stream, publisher.exception() or RuntimeError("its topic publication stopped"))
         active = query.isActive
         committed = stream.tracker.consume(query.recentProgress)
         if committed or now - stream.up_since >= self.policy.healthy_after_s:
@@ -244,8 +257,17 @@ class ContinuousRunner:
         return self._emit(StreamEvent(stream.name, "started", f"restarted (attempt {stream.failures + 1})",
                                       attempt=stream.failures + 1))
 
+    def _stop_queries(self, stream: _Stream) -> None:
+        for query in (stream.started.query if stream.started else None, stream.publisher):
+            if query is not None and query.isActive:
+                try:
+                    query.stop()
+                except Exception as exc:  # the session may already be gone
+                    log.warning("stream model %s: stopping a query: %s", stream.name, describe_exception(exc))
+
     def _failed(self, stream: _Stream, exc: BaseException) -> StreamEvent:
-        stream.started = None
+        self._stop_queries(stream)
+        stream.started, stream.publisher = None, None
         stream.failures += 1
         message = model_error(stream.name, explain_failure(stream.name, exc))
         stream.error = message
@@ -272,9 +294,15 @@ class ContinuousRunner:
                     time.sleep(0.1)
                 query.stop()
                 stream.tracker.consume(query.recentProgress)
+                if stream.publisher is not None:  # the topic catches up with everything stored, once
+                    self._stop_queries(stream)
+                    model = self.project.models[stream.name]
+                    ctx = RunContext.create(self.spark, self.project).for_model(model)
+                    start_topic_query(ctx, model, {"availableNow": True}).awaitTermination()
             except Exception as exc:  # the session may already be gone (Ctrl-C twice, JVM exit)
                 log.warning("stream model %s: stopping its query: %s", stream.name, describe_exception(exc))
-        stream.state, stream.started = "stopped", None
+        self._stop_queries(stream)
+        stream.state, stream.started, stream.publisher = "stopped", None, None
         return self._emit(StreamEvent(stream.name, "stopped", "checkpoint saved; the next run resumes here",
                                       totals=stream.tracker.snapshot()))
 

@@ -13,6 +13,8 @@ STATE_DIR = ".streamt"
 # Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).
 _UNSAFE = re.compile(r"[\x00-\x1f\"#%'*/:=?\\\x7f{\[\]^]")
 
+REAL_TIME_SUFFIX = "__realtime"  # the checkpoint of a model in Real-time Mode: <model>__realtime
+
 
 def partition_folder(column: str, value: str) -> str:
     """``column=value`` as Spark names a Hive-style partition folder (and unescapes when reading)."""

@@ -30,12 +30,13 @@ from .context import RunContext
 from .errors import ModelRunError
 from .kafka_publish import keyed
 from .output import OUT_METRIC, schema_pairs
+from .paths import REAL_TIME_SUFFIX
 from .relations import register, render
 from .stream import StartedStream
 from .topics import ensure_topic
 from .warehouse import RegistryEntry
 
-SUFFIX = "__realtime"
+SUFFIX = REAL_TIME_SUFFIX
 
 
 def _refuse(name: str, why: str) -> ModelRunError:

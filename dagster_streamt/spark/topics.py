@@ -19,9 +19,11 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 from ..spec.base import stringify_options
 from ..spec.kafka import librdkafka_options
@@ -93,6 +95,37 @@ def ensure_topic(project: Project, model: Model, topic: str, conf: dict[str, str
                        exist_ok=True, conf=conf)  # exist_ok: another run may create it meanwhile
 
 
+def topic_query_name(model: Model) -> str:
+    """The name of the checkpoint (and lock) of the query publishing ``model``'s topic."""
+    return f"{model.name}__topic"
+
+
+def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> StreamingQuery:
+    """Start publishing what ``model`` (a stream model: its output grows by appends) stored and its topic
+    has not had yet, with ``trigger`` (available-now for a run, processing time in continuous mode); the
+    caller holds :func:`topic_query_name`'s checkpoint lock."""
+    topic = model_topic(ctx.project, model)
+    entry = ctx.warehouse.read_entry(model.name)
+    if topic is None or entry is None or entry.schema() is None or entry.layout != "stream":
+        raise ModelRunError(f"model {model.name}: no stored stream output to publish to a topic", model.name)
+    folder = topic_folder(ctx.project, topic)
+    if folder is None:
+        ensure_topic(ctx.project, model, topic)
+    name = topic_query_name(model)
+    checkpoint = ctx.paths.checkpoint(name)
+    data = ctx.warehouse.data_dir(model.name)
+    stream = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.stored_schema())
+              .load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
+    else:
+        writer = stream.writeStream.foreachBatch(FencedBatches(
+            topic_writer(ctx.project, model.name, topic), tuple(model.key_columns), str(checkpoint), model.name))
+    return (writer.queryName(f"{name}__{ctx.run_id}").option("checkpointLocation", str(checkpoint))
+            .trigger(**trigger).start())
+
+
 def publish_topic(ctx: RunContext, model: Model) -> int | None:
     """Write what the model added this run to its topic; the number of rows published (None: no topic)."""
     topic = model_topic(ctx.project, model)
@@ -101,10 +134,10 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
     entry = ctx.warehouse.read_entry(model.name)
     if entry is None or entry.schema() is None:
         raise ModelRunError(f"model {model.name}: nothing stored to publish to topic {topic}", model.name)
-    folder = topic_folder(ctx.project, topic)
-    if folder is None:
-        ensure_topic(ctx.project, model, topic)
     if entry.layout != "stream":  # the whole current result, once per run
+        folder = topic_folder(ctx.project, topic)
+        if folder is None:
+            ensure_topic(ctx.project, model, topic)
         location = ctx.warehouse.table_location(model.name)
         reader = ctx.spark.read.format(entry.format).options(**entry.options).schema(entry.stored_schema())
         df = reader.load(str(location))
@@ -115,19 +148,8 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
             _replace_parts(staging, folder, f"snapshot-{model.name}-{Path(str(location)).name}")
             return df.count()
         return publish(df, topic_writer(ctx.project, model.name, topic), model.key_columns, model.name)
-    name = f"{model.name}__topic"
-    checkpoint = ctx.paths.checkpoint(name)
+    name = topic_query_name(model)
     with checkpoint_lock(ctx, name, "topic publication"):
-        data = ctx.warehouse.data_dir(model.name)
-        stream = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.stored_schema())
-                  .load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-            writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
-        else:
-            writer = stream.writeStream.foreachBatch(FencedBatches(
-                topic_writer(ctx.project, model.name, topic), tuple(model.key_columns), str(checkpoint), model.name))
-        query = (writer.queryName(f"{name}__{ctx.run_id}").option("checkpointLocation", str(checkpoint))
-                 .trigger(availableNow=True).start())
+        query = start_topic_query(ctx, model, {"availableNow": True})
         query.awaitTermination()
     return summarize(query.recentProgress, OUT_METRIC).rows_written

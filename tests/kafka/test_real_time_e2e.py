@@ -1,7 +1,8 @@
 """``advanced.spark.trigger: real_time`` on a real broker: ``streamt run --continuous`` (a separate process,
 stopped with SIGINT) runs a filter model in Spark's Real-time Mode from a Kafka source straight to its
 topic; records produced while it runs are published without waiting for a micro-batch, and the topic holds
-exactly the filtered records (read back with a plain consumer)."""
+exactly the filtered records (read back with a plain consumer). A micro-batch model beside it publishes its
+topic while it runs too (a second query following its stored output), each record once."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from dagster_streamt.api import load
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
+from dagster_streamt.kafka.lag import project_lag
 
 from .topics import read_topic
 
@@ -44,11 +47,22 @@ models:
         trigger: real_time 30 seconds
     sql: |
       SELECT order_id, amount FROM {{{{ source("orders") }}}} WHERE amount > 100
+  - name: small_orders
+    materialized: stream
+    advanced:
+      spark:
+        trigger: 1 second
+    sql: |
+      SELECT order_id, amount FROM {{{{ source("orders") }}}} WHERE amount <= 100
 """
 
 
 def orders(start: int, count: int) -> list[dict[str, Any]]:
     return [{"order_id": f"o{i:04d}", "amount": float(37 * i % 250)} for i in range(start, start + count)]
+
+
+def small(records: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(json.dumps(r, sort_keys=True) for r in records if r["amount"] <= 100)
 
 
 def big(records: list[dict[str, Any]]) -> Counter[str]:
@@ -92,6 +106,9 @@ def test_a_filter_model_runs_in_real_time_mode(kafka_broker: KafkaBroker, tmp_pa
             assert wait_for(servers, "big_orders", big(first + second), proc, 60) == big(first + second), \
                 log.read_text()
             assert time.monotonic() - sent < 20  # well within the 30 s checkpoint interval: not batch-bound
+            # the micro-batch model beside it publishes its topic as it goes too, each record once
+            assert wait_for(servers, "small_orders", small(first + second), proc, 120) == small(first + second), \
+                log.read_text()
         finally:
             proc.send_signal(signal.SIGINT)
             try:
@@ -102,6 +119,14 @@ def test_a_filter_model_runs_in_real_time_mode(kafka_broker: KafkaBroker, tmp_pa
     text = log.read_text()
     assert "real-time mode" in text, text
     assert proc.returncode == 0, text
+    assert Counter(json.dumps(r, sort_keys=True) for r in read_topic(servers, "small_orders")) == \
+        small(first + second)  # stopping published nothing twice
+    # `streamt status --lag` counts the real-time query's own checkpoint beside the micro-batch model's
+    (lag,) = project_lag(load(root))
+    readers = {r.reader: r for r in lag.readers}
+    assert readers["small_orders"].total == 0
+    # a real-time query commits once per checkpoint interval (30 s here): its own checkpoint is listed
+    assert "big_orders (real-time)" in readers and readers["big_orders (real-time)"].checkpoint.endswith("__realtime")
     assert not (root / "target").exists() or not any((root / "target").glob("**/big_orders/data/*.parquet"))
 
 
