@@ -53,4 +53,16 @@ def as_of_join(version: exp.Version, time_column: str | None) -> str | None:
         exp.Is(this=until, expression=exp.Null()), exp.LT(this=probe.copy(), expression=until.copy()))))
     on = join.args.get("on")
     join.set("on", exp.and_(on, valid) if on is not None else valid)
+    _hide(join.find_ancestor(exp.Select), alias)
     return None
+
+
+def _hide(select: exp.Select | None, alias: str) -> None:
+    """Keep the validity column out of the query's ``*`` and ``alias.*`` (Spark's ``* EXCEPT``)."""
+    for projection in select.expressions if select is not None else []:
+        if isinstance(projection, exp.Star):
+            projection.set("except_", [*(projection.args.get("except_") or []), exp.column(VALID_TO, table=alias)])
+        elif isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star) \
+                and projection.table == alias:
+            star = projection.this
+            star.set("except_", [*(star.args.get("except_") or []), exp.column(VALID_TO)])

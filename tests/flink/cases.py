@@ -85,6 +85,9 @@ WHERE o.order_id = s.order_id AND o.order_ts BETWEEN s.shipped_at - INTERVAL '30
     Case("temporal_join", f"""SELECT o.order_id, o.customer_id, c.tier, c.email
 FROM {O} AS o JOIN {C} FOR SYSTEM_TIME AS OF o.order_ts AS c ON o.customer_id = c.id""",
          "guide stream-joins orders_enriched"),
+    Case("temporal_join_star", f"""SELECT o.order_id, c.*
+FROM {O} AS o JOIN {C} FOR SYSTEM_TIME AS OF o.order_ts AS c ON o.customer_id = c.id""",
+         "a temporal join's dimension columns by star: nothing added"),
     Case("temporal_left_join", f"""SELECT o.order_id, o.amount, c.name AS customer_name, c.tier AS customer_tier,
   CASE c.tier WHEN 'platinum' THEN 0.20 WHEN 'gold' THEN 0.15 WHEN 'silver' THEN 0.10 ELSE 0.0 END AS tier_discount
 FROM {O} AS o LEFT JOIN {C} FOR SYSTEM_TIME AS OF o.order_ts AS c ON o.customer_id = c.id""",

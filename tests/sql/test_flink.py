@@ -181,6 +181,13 @@ def test_temporal_join_joins_the_version_valid_at_the_row_time() -> None:
     assert "r.valid_from <= o.ts" in out and "o.ts < r.__streamt_valid_to" in out
 
 
+def test_temporal_join_keeps_its_validity_column_out_of_stars() -> None:
+    out = flink_typed("SELECT *, r.* FROM `orders__stream` AS o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+                      "ON o.id = r.cur")
+    assert out is not None
+    assert " ".join(out.split()).startswith("SELECT * EXCEPT (r.__streamt_valid_to), r.* EXCEPT (__streamt_valid_to)")
+
+
 def test_flink_only_functions() -> None:
     out = spark("SELECT SPLIT_INDEX(email, '@', 1) AS domain, WEEK(ts) AS w FROM orders")
     assert out is not None and "TRY_ELEMENT_AT(SPLIT(email, " in out and "1 + 1" in out and "WEEKOFYEAR(ts) AS w" in out
