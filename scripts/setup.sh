@@ -2,7 +2,8 @@
 # Install everything dagster-streamt needs on a fresh Debian/Ubuntu machine: Java 17 for Spark
 # (when missing), PostgreSQL + its JDBC driver for the JDBC sink tests, Chromium for the docs site's
 # browser tests, and the Python package (its dev extras bring Playwright, which drives that Chromium:
-# never `playwright install`, which downloads a browser of its own).
+# never `playwright install`, which downloads a browser of its own; and the docs extra: MkDocs, Material and
+# mkdocstrings, which build the user guide in docs/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

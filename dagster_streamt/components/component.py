@@ -71,11 +71,20 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
     defs.yaml). The `streamt` CLI (`run`, `backfill`, `test`, `status`, ...) pointed at the project
     finds this dg project and uses the same asset keys, `translation:` included.
 
-    Example:
+    Args:
+        project: The streamt project folder: relative to the ``defs.yaml``'s folder, or absolute.
+        env: The environment overlay (``environments/<env>.yml``).
+        select: Models to include (selection syntax); default every model.
+        exclude: Models to leave out.
+        translation: dagster-dbt's translation attributes (``key``, ``key_prefix``, ``group_name``,
+            ``tags``, ``metadata``, ...) as templates over ``{{ node }}`` and ``{{ spec }}``.
+        spark: Spark overrides (``master``, ``remote``, ``conf``) or a template resolving to a
+            dagster-pyspark resource.
+        column_level_lineage: Compute ``dagster/column_lineage`` from the SQL.
 
-        .. code-block:: yaml
+    Examples:
+        In a ``defs.yaml``::
 
-            # defs.yaml
             type: dagster_streamt.StreamtProjectComponent
             attributes:
               project: "{{ context.project_root }}/shop"
@@ -83,6 +92,13 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
               translation:
                 key: "streamt/{{ node.name }}"
                 group_name: shop
+
+        In Python (``dg`` calls :meth:`build_defs`):
+
+        >>> from dagster_streamt import StreamtProjectComponent
+        >>> component = StreamtProjectComponent(project="project", select="orders_clean+")
+        >>> component.get_translator().project_name
+        'shop'
     """
 
     project: Annotated[str, Resolver(
@@ -111,12 +127,44 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
         description="Compute dagster/column_lineage metadata from the SQL when the definitions load.")] = True
 
     def get_translator(self) -> StreamtTranslator:
-        """The translator before ``translation:`` applies; override in a subclass to change keys in Python."""
+        """The translator before ``translation:`` applies; override in a subclass to change keys in Python.
+
+        Returns:
+            A :class:`~dagster_streamt.StreamtTranslator` for the project (the default one).
+
+        Examples:
+            >>> import dagster as dg
+            >>> from dagster_streamt import StreamtProjectComponent, StreamtTranslator
+            >>> class Warehouse(StreamtTranslator):
+            ...     def get_model_key(self, model):
+            ...         return dg.AssetKey(["warehouse", model.name])
+            >>> class WarehouseComponent(StreamtProjectComponent):
+            ...     def get_translator(self):
+            ...         return Warehouse("shop")
+            >>> WarehouseComponent(project="project").get_translator().get_model_key(
+            ...     type("Model", (), {"name": "orders_clean"})())
+            AssetKey(['warehouse', 'orders_clean'])
+        """
         from ..api import load_or_raise
 
         return StreamtTranslator(load_or_raise(self.project, self.env).project.name)
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
+        """The project's definitions, as :func:`~dagster_streamt.build_definitions` builds them (``dg`` calls this).
+
+        Args:
+            context: The ``dg`` load context (the ``defs.yaml``'s folder, for error messages).
+
+        Returns:
+            The ``Definitions`` of the selected models, translated by ``translation:``.
+
+        Raises:
+            ValueError: The project has errors; the message names the ``defs.yaml`` and each ``file:line``.
+
+        Examples:
+            ``dg check defs``, ``dg list defs`` and ``dg dev`` call it; tests do it through
+            ``dagster.components.testing.create_defs_folder_sandbox`` (``tests/dagster/test_component.py``).
+        """
         from ..spec.errors import ProjectError
 
         try:

@@ -14,6 +14,25 @@ if TYPE_CHECKING:  # plain data classes; importing them here would make the core
 
 @dataclass
 class LoadedProject:
+    """A project after load, compile, graph and validation, as :func:`~dagster_streamt.load` returns it.
+
+    Attributes:
+        project: The project's YAML as typed, frozen objects (``sources``, ``models``, ``tests``,
+            ``exposures``, ``schedules`` by name; ``runtime``, ``rules``, ``vars``).
+        compiled: The compiled models (rendered SQL, Spark SQL, output columns, inputs).
+        graph: The typed DAG of sources, models, tests and exposures.
+        diagnostics: Every error, warning and note with ``file:line``.
+        from_cache: True when the project came from the cache in ``target/``.
+
+    Examples:
+        >>> from dagster_streamt import load
+        >>> loaded = load("project")
+        >>> loaded.project.models["orders_clean"].materialized
+        'stream'
+        >>> sorted(loaded.compiled.models)[:2]
+        ['customer_orders', 'daily_revenue']
+    """
+
     project: Project
     compiled: CompiledProject
     graph: Graph
@@ -22,10 +41,28 @@ class LoadedProject:
 
     @property
     def errors(self) -> list[Diagnostic]:
-        """Errors that make the project unusable (governance findings are not among them)."""
+        """Errors that make the project unusable (governance findings are not among them).
+
+        Returns:
+            The blocking diagnostics; empty for a usable project.
+
+        Examples:
+            >>> from dagster_streamt import load
+            >>> load("project").errors
+            []
+        """
         return [d for d in self.diagnostics if d.blocks]
 
     @property
     def findings(self) -> list[Diagnostic]:
-        """Governance findings: ``streamt validate`` fails on them, everything else still works."""
+        """Governance findings (``GOV...``): ``streamt validate`` fails on them, everything else still works.
+
+        Returns:
+            The governance errors.
+
+        Examples:
+            >>> from dagster_streamt import load
+            >>> load("project").findings
+            []
+        """
         return [d for d in self.diagnostics if d.is_error and d.is_governance]

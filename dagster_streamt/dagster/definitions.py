@@ -36,19 +36,42 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
                       loaded: LoadedProject | None = None,
                       column_level_lineage: bool = True,
                       select: str | None = None, exclude: str | None = None) -> dg.Definitions:
-    """Load the project (warm cache) and build its assets. An invalid project fails the code
-    location load with every error listed, never with a traceback into our internals.
+    """A whole streamt project as a Dagster code location: assets, checks, schedules, sensors.
 
-    ``translator`` decides keys and attributes; ``spark`` is our ``SparkResource`` or a
-    dagster-pyspark resource (its ``spark_config`` under ``runtime.spark.conf``); ``select`` /
-    ``exclude`` keep some models only (selection syntax). The key map goes into the metadata.
+    Loads the project (warm cache) and builds one asset per model (run on Spark), sources and
+    exposures as external assets, tests as asset checks, the project's schedules, the new-data,
+    failure-alert and OpenLineage sensors and a ``spark`` resource. The key map (every asset key the
+    translator gave) goes into the definitions' metadata, where the CLI reads it. An invalid
+    project fails the code location load with every error listed.
 
-    A project's ``definitions.py`` (what ``dagster dev`` and the CLI load)::
+    Args:
+        project_dir: The folder holding ``stream_project.yml``.
+        env: The environment overlay (``environments/<env>.yml``); default ``$STREAMT_ENV``.
+        translator: Decides asset keys, groups, owners, tags, kinds and metadata; default
+            ``StreamtTranslator(<project name>)``.
+        spark: A :class:`~dagster_streamt.SparkResource`, or a dagster-pyspark ``PySparkResource`` /
+            ``LazyPySparkResource`` (its ``spark_config`` laid under ``runtime.spark.conf``).
+        loaded: An already loaded project (skips the load).
+        column_level_lineage: Compute ``dagster/column_lineage`` metadata from the SQL.
+        select: Keep these models only (selection syntax: ``name``, ``+name``, ``name+``, ``tag:x``...).
+        exclude: Leave these models out (same syntax).
 
-        from pathlib import Path
-        from dagster_streamt.dagster import build_definitions
+    Returns:
+        The ``Definitions`` of the project.
 
-        defs = build_definitions(Path(__file__).parent, env="prod", select="tag:critical+")
+    Raises:
+        ProjectError: The project has errors (each with ``file:line``).
+
+    Examples:
+        A project's ``definitions.py`` (what ``dagster dev`` and the CLI load) is
+        ``defs = build_definitions(Path(__file__).parent)``; here on the example project:
+
+        >>> from dagster_streamt import build_definitions
+        >>> defs = build_definitions("project", select="orders_clean+")
+        >>> sorted(k.to_user_string() for k in defs.resolve_all_asset_keys())[:4]
+        ['customer_orders', 'daily_revenue', 'exposures/billing_service', 'exposures/ops_dashboard']
+        >>> sorted(defs.resources)
+        ['spark']
     """
     loaded = loaded or load(project_dir, env)
     if loaded.errors:

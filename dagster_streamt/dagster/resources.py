@@ -40,7 +40,27 @@ def _conf_value(value: Any) -> str:
 
 
 class SparkResource(dg.ConfigurableResource):
-    """Gives the run its Spark session: embedded local (default), Spark Connect, or a cluster."""
+    """Gives the run its Spark session: embedded local (default), Spark Connect, or a cluster.
+
+    ``build_definitions`` binds one as the ``spark`` resource; pass your own to override
+    ``runtime.spark`` for every run of the code location, or set its fields in Dagster run config.
+
+    Args:
+        project_dir: Informational: each asset passes the project it runs.
+        env: Informational: the environment overlay name.
+        master: Overrides ``runtime.spark.master`` (``local[4]``, ``spark://host:7077``, ``yarn``).
+        remote: Overrides ``runtime.spark.remote`` (``sc://host:15002``).
+        conf: Spark conf that wins over ``runtime.spark.conf``.
+        base_conf: Spark conf laid under ``runtime.spark.conf`` (a dagster-pyspark ``spark_config``).
+        keep_alive: Leave the session running after the run (tests, notebooks).
+
+    Examples:
+        >>> from dagster_streamt import SparkResource, build_definitions
+        >>> spark = SparkResource(master="spark://spark-master:7077", conf={"spark.executor.memory": "4g"})
+        >>> defs = build_definitions("project", spark=spark)
+        >>> defs.resources["spark"].master
+        'spark://spark-master:7077'
+    """
 
     project_dir: str | None = Field(default=None, description="Project folder (informational: each asset "
                                                                "passes the project it runs).")
@@ -58,15 +78,43 @@ class SparkResource(dg.ConfigurableResource):
 
     @classmethod
     def from_pyspark(cls, resource: PySparkResource | LazyPySparkResource, **fields: Any) -> SparkResource:
-        """A ``SparkResource`` on a dagster-pyspark resource's ``spark_config`` (nested keys flattened
-        as dagster-pyspark does: ``{"spark": {"executor": {"memory": "2g"}}}``)."""
+        """A ``SparkResource`` on a dagster-pyspark resource's ``spark_config``.
+
+        Args:
+            resource: A dagster-pyspark ``PySparkResource`` or ``LazyPySparkResource``; nested keys
+                are flattened as dagster-pyspark does (``{"spark": {"executor": {"memory": "2g"}}}``).
+            **fields: Other ``SparkResource`` fields.
+
+        Returns:
+            A resource whose ``base_conf`` is that config (the project's ``runtime.spark.conf`` wins).
+
+        Examples:
+            >>> from dagster_pyspark import PySparkResource
+            >>> from dagster_streamt import SparkResource
+            >>> team = PySparkResource(spark_config={"spark": {"executor": {"memory": "2g"}}})
+            >>> SparkResource.from_pyspark(team).base_conf
+            {'spark.executor.memory': '2g'}
+        """
         from dagster_spark.utils import flatten_dict
 
         base = {key: _conf_value(value) for key, value in flatten_dict(dict(resource.spark_config or {}))}
         return cls(base_conf=base, **fields)
 
     def settings(self, project: Any) -> Any:
-        """Base conf < runtime.spark < this resource's overrides."""
+        """The Spark settings a run of ``project`` uses: base conf < ``runtime.spark`` < this resource.
+
+        Args:
+            project: The loaded project's ``Project`` (``LoadedProject.project``).
+
+        Returns:
+            The ``SparkSettings`` (master or remote, conf, Connect server and class-archive options).
+
+        Examples:
+            >>> from dagster_streamt import SparkResource, load
+            >>> project = load("project").project
+            >>> SparkResource(master="local[1]").settings(project).master
+            'local[1]'
+        """
         from ..spark.session import SparkSettings
 
         rt = project.runtime.spark
@@ -80,6 +128,20 @@ class SparkResource(dg.ConfigurableResource):
 
     @contextmanager
     def session(self, project: Any) -> Iterator[Any]:
+        """A Spark session for one run of ``project``, stopped afterwards unless ``keep_alive``.
+
+        Args:
+            project: The loaded project's ``Project``.
+
+        Returns:
+            A context manager yielding a ``pyspark.sql.SparkSession`` (classic or Spark Connect).
+
+        Examples:
+            Starts a JVM, so not run here::
+
+                with SparkResource().session(load("project").project) as spark:
+                    spark.table("orders_clean").count()
+        """
         from ..spark.session import create_session, stop_session
 
         spark = create_session(project, self.settings(project))

@@ -197,7 +197,23 @@ class Diagnostics:
 
 
 class ProjectError(Exception):
-    """Raised when a project cannot be used; carries every diagnostic, not just the first."""
+    """Raised when a project cannot be used; carries every diagnostic, not just the first.
+
+    Args:
+        diagnostics: Every diagnostic of the load; the message lists the blocking ones with ``file:line``.
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from dagster_streamt import ProjectError, build_definitions
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "stream_project.yml").write_text("{project: {name: t}, modelz: []}")
+        >>> try:
+        ...     build_definitions(folder)
+        ... except ProjectError as exc:
+        ...     print(exc.diagnostics[0].code, exc.diagnostics[0].line)
+        STR010 1
+    """
 
     def __init__(self, diagnostics: list[Diagnostic]) -> None:
         self.diagnostics = diagnostics
