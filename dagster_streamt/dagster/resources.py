@@ -45,7 +45,7 @@ class SparkResource(dg.ConfigurableResource):
     ``build_definitions`` binds one as the ``spark`` resource; pass your own to override
     ``runtime.spark`` for every run of the code location, or set its fields in Dagster run config.
 
-    Args:
+    Attributes:
         project_dir: Informational: each asset passes the project it runs.
         env: Informational: the environment overlay name.
         master: Overrides ``runtime.spark.master`` (``local[4]``, ``spark://host:7077``, ``yarn``).

@@ -213,8 +213,8 @@ def test_errors_name_the_file_and_the_fix(sandbox: DefsFolderSandbox) -> None:
     assert "selct" in load_error(sandbox, path)
 
 
-def test_the_readme_defs_yaml_loads_the_example_project(sandbox: DefsFolderSandbox) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+def test_the_guide_defs_yaml_loads_the_example_project(sandbox: DefsFolderSandbox) -> None:
+    readme = (Path(__file__).parents[2] / "docs" / "dagster" / "component.md").read_text()
     block = readme.split("The\n`defs.yaml` takes dagster-dbt's conventions:\n\n```yaml\n", 1)[1].split("```", 1)[0]
     example = Path(__file__).parents[2] / "project"
     shutil.copytree(example, sandbox.project_root / "shop",
