@@ -118,7 +118,7 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
 
     Returns:
         The loaded project: ``project`` (the YAML as typed objects), ``compiled`` (rendered SQL,
-        output columns), ``graph`` and every ``diagnostics`` entry.
+            output columns), ``graph`` and every ``diagnostics`` entry.
 
     Raises:
         ProjectError: Only when nothing usable could be loaded; otherwise errors are in
@@ -177,7 +177,7 @@ def _load_cold(root: Path, env: str | None, key: str, use_cache: bool) -> Loaded
 
 def load_graph(project_dir: str | Path, env: str | None = None) -> Graph:
     """The graph of a valid project, from its own small cache when nothing changed (no pydantic
-    objects to unpickle); falls back to a full load, raising :class:`ProjectError` on errors."""
+    objects to unpickle); falls back to a full load, raising ``ProjectError`` on errors."""
     root = Path(project_dir).resolve()
     env = resolve_env_name(env, root)
     try:

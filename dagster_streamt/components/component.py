@@ -93,7 +93,7 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
                 key: "streamt/{{ node.name }}"
                 group_name: shop
 
-        In Python (``dg`` calls :meth:`build_defs`):
+        In Python (``dg`` calls ``build_defs``):
 
         >>> from dagster_streamt import StreamtProjectComponent
         >>> component = StreamtProjectComponent(project="project", select="orders_clean+")
@@ -130,7 +130,7 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
         """The translator before ``translation:`` applies; override in a subclass to change keys in Python.
 
         Returns:
-            A :class:`~dagster_streamt.StreamtTranslator` for the project (the default one).
+            A ``StreamtTranslator`` for the project (the default one).
 
         Examples:
             >>> import dagster as dg
@@ -150,7 +150,7 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
         return StreamtTranslator(load_or_raise(self.project, self.env).project.name)
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
-        """The project's definitions, as :func:`~dagster_streamt.build_definitions` builds them (``dg`` calls this).
+        """The project's definitions, as ``build_definitions`` builds them (``dg`` calls this).
 
         Args:
             context: The ``dg`` load context (the ``defs.yaml``'s folder, for error messages).

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # plain data classes; importing them here would make the core
 
 @dataclass
 class LoadedProject:
-    """A project after load, compile, graph and validation, as :func:`~dagster_streamt.load` returns it.
+    """A project after load, compile, graph and validation, as ``load`` returns it.
 
     Attributes:
         project: The project's YAML as typed, frozen objects (``sources``, ``models``, ``tests``,

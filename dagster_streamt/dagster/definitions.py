@@ -49,7 +49,7 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
         env: The environment overlay (``environments/<env>.yml``); default ``$STREAMT_ENV``.
         translator: Decides asset keys, groups, owners, tags, kinds and metadata; default
             ``StreamtTranslator(<project name>)``.
-        spark: A :class:`~dagster_streamt.SparkResource`, or a dagster-pyspark ``PySparkResource`` /
+        spark: A ``SparkResource``, or a dagster-pyspark ``PySparkResource`` /
             ``LazyPySparkResource`` (its ``spark_config`` laid under ``runtime.spark.conf``).
         loaded: An already loaded project (skips the load).
         column_level_lineage: Compute ``dagster/column_lineage`` metadata from the SQL.

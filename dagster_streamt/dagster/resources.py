@@ -1,7 +1,7 @@
 """``SparkResource``: one Spark session per run, configured from ``runtime.spark`` and overridable
 in Dagster run config (master, remote, conf).
 
-A team's dagster-pyspark resource plugs in: :func:`as_spark_resource` turns a ``PySparkResource`` or
+A team's dagster-pyspark resource plugs in: ``as_spark_resource`` turns a ``PySparkResource`` or
 ``LazyPySparkResource`` into a ``SparkResource`` whose ``base_conf`` is its ``spark_config``, laid
 under the project's ``runtime.spark.conf``. The session itself stays ours (not dagster-pyspark's
 ``getOrCreate`` of the raw config): the project's warehouse, the in-memory catalog, the log settings

@@ -1,8 +1,8 @@
 """How project entities become Dagster asset keys, groups, owners, tags, kinds and metadata.
 
-Subclass :class:`StreamtTranslator` and pass it to ``build_definitions`` to change any of them,
+Subclass ``StreamtTranslator`` and pass it to ``build_definitions`` to change any of them,
 like dagster-dbt's translator. The keys it gives are recorded once in the code location's key map
-(:mod:`.key_map`), which every CLI command and sensor reads: a subclass changes keys everywhere.
+(``key_map``), which every CLI command and sensor reads: a subclass changes keys everywhere.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class StreamtTranslator:
     """How streamt entities become Dagster assets: keys, groups, owners, tags, descriptions.
 
     The extension point for a code location's naming: subclass it in the project's
-    ``definitions.py`` and pass it to :func:`~dagster_streamt.build_definitions`. The CLI loads that
+    ``definitions.py`` and pass it to ``build_definitions``. The CLI loads that
     file, so ``streamt run``, ``backfill``, ``status``, sensors and OpenLineage use the same keys as
     the UI. Override any ``get_*`` method; each receives the entity as written in the project
     (``Model``, ``Source``, ``Exposure``, ``Test``: their fields are the YAML keys).
@@ -149,7 +149,7 @@ class StreamtTranslator:
 
         Returns:
             The spec to use: ``spec`` itself by default, or a copy changed with
-            ``spec.replace_attributes(...)`` / ``spec.merge_attributes(...)``.
+                ``spec.replace_attributes(...)`` / ``spec.merge_attributes(...)``.
 
         Examples:
             >>> import dagster as dg
@@ -279,7 +279,7 @@ class StreamtTranslator:
 
         Returns:
             The model's ``description``, then its SQL as written (rendered), or for a sink without
-            SQL the sentence naming its input and target.
+                SQL the sentence naming its input and target.
 
         Examples:
             >>> from dagster_streamt import StreamtTranslator, load
@@ -330,7 +330,7 @@ class StreamtTranslator:
 
         Returns:
             ``dagster/table_name``, ``materialized``, the column schema, the SQL and, when set, key,
-            access, topic, ownership, contract and deprecation.
+                access, topic, ownership, contract and deprecation.
 
         Examples:
             >>> from dagster_streamt import StreamtTranslator, load

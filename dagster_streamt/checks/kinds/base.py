@@ -1,7 +1,7 @@
 """One class per assertion kind, registered once: its parameters, its SQL, its verdict, and how a
 continuous test evaluates it.
 
-Adding an assertion means one params model in :mod:`..params` and one kind here::
+Adding an assertion means one params model in ``params`` and one kind here::
 
     class NonNegativeParams(Params):
         column: str
@@ -81,10 +81,10 @@ class AssertionKind(Generic[P]):
 
     The extension point for a new assertion: subclass it with ``name`` and ``params`` (a pydantic
     ``Params`` model whose fields are the assertion's YAML keys) and decorate the class with
-    :func:`~dagster_streamt.register_assertion`. Parsing, ``streamt validate``, sample and continuous
+    ``register_assertion``. Parsing, ``streamt validate``, sample and continuous
     tests, violation records and the docs all read the registry
-    (:data:`~dagster_streamt.ASSERTION_KINDS`). A data-judged kind implements :meth:`sql` (its part of
-    the test's one aggregate statement) and :meth:`verdict`.
+    (``ASSERTION_KINDS``). A data-judged kind implements ``sql`` (its part of
+    the test's one aggregate statement) and ``verdict``.
 
     Attributes:
         name: The assertion's key in a test's ``assertions:`` list.
@@ -139,7 +139,7 @@ class AssertionKind(Generic[P]):
 
         Returns:
             Its aggregate columns (and the predicate singling out failing rows); None when the kind is
-            not judged from data.
+                not judged from data.
 
         Examples:
             >>> from dagster_streamt import ASSERTION_KINDS
@@ -159,7 +159,7 @@ class AssertionKind(Generic[P]):
         """Judge the assertion from the values its SQL computed.
 
         Args:
-            a: What :meth:`sql` built for it.
+            a: What ``sql`` built for it.
             e: The statement's values, the row total, column types, the clock and stream progress.
 
         Returns:
@@ -203,7 +203,7 @@ class AssertionKind(Generic[P]):
 
         Returns:
             ``row`` (each offending record is recorded), ``batch`` (per micro-batch) or ``progress``
-            (from the stream's progress: ``max_lag``, ``throughput``).
+                (from the stream's progress: ``max_lag``, ``throughput``).
 
         Examples:
             >>> from dagster_streamt import ASSERTION_KINDS
@@ -238,10 +238,10 @@ def register(cls: type[AssertionKind[P]]) -> type[AssertionKind[P]]:
     """Class decorator: make ``cls`` the assertion named ``cls.name`` (and its aliases).
 
     Args:
-        cls: An :class:`AssertionKind` subclass with ``name`` and ``params``.
+        cls: An ``AssertionKind`` subclass with ``name`` and ``params``.
 
     Returns:
-        ``cls`` itself; one instance of it is now in :data:`~dagster_streamt.ASSERTION_KINDS`.
+        ``cls`` itself; one instance of it is now in ``ASSERTION_KINDS``.
 
     Raises:
         ValueError: When the name or an alias is already registered.
