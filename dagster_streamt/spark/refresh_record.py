@@ -1,4 +1,5 @@
-"""What a table version was built from, kept inside the version so it swaps in with it.
+"""What a table version was built from, kept inside the version so it swaps in with it (in a Delta
+table: in the commit that wrote the version, see :mod:`.delta_table`).
 
 ``_streamt_refresh.json`` records the files of every input the version read and a hash of
 everything else that decides its rows (the SQL as run, the output format, Spark settings, the
@@ -42,23 +43,40 @@ def config_hash(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+def _parse(data: Any, files_now: int = 0) -> RefreshRecord | None:
+    """A record from its JSON form; ``files_at_rebuild`` -1 (a Delta commit cannot know the files it is
+    about to write) means the files of the table now, which that full build's commit still is."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    inputs = {k: {f: read_fingerprint(fp) for f, fp in files.items()} for k, files in data["inputs"].items()}
+    at_rebuild = int(data["files_at_rebuild"])
+    return RefreshRecord(str(data["config"]), str(data["kind"]), inputs, files_now if at_rebuild < 0 else at_rebuild,
+                         int(data["refreshes"]))
+
+
 def read_record(version: Path | None) -> RefreshRecord | None:
     """The record of ``version``; None when there is none or it cannot be read (a full rebuild)."""
     if version is None:
         return None
     try:
-        data = json.loads((version / RECORD).read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            return None
-        inputs = {k: {f: read_fingerprint(fp) for f, fp in files.items()} for k, files in data["inputs"].items()}
-        return RefreshRecord(str(data["config"]), str(data["kind"]), inputs, int(data["files_at_rebuild"]),
-                             int(data["refreshes"]))
+        return _parse(json.loads((version / RECORD).read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
 
 
-def write_record(version: Path, record: RefreshRecord) -> None:
+def record_json(record: RefreshRecord) -> str:
     inputs = {k: {f: list(fp) for f, fp in sorted(files.items())} for k, files in sorted(record.inputs.items())}
-    data = {"format": FORMAT, "config": record.config, "kind": record.kind, "inputs": inputs,
-            "files_at_rebuild": record.files_at_rebuild, "refreshes": record.refreshes}
-    atomic_write(version / RECORD, json.dumps(data, sort_keys=True))
+    return json.dumps({"format": FORMAT, "config": record.config, "kind": record.kind, "inputs": inputs,
+                       "files_at_rebuild": record.files_at_rebuild, "refreshes": record.refreshes}, sort_keys=True)
+
+
+def record_from_json(text: str, files_now: int) -> RefreshRecord | None:
+    """The record a Delta commit carries (:mod:`.delta_table`); None when it is not one of ours."""
+    try:
+        return _parse(json.loads(text), files_now)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def write_record(version: Path, record: RefreshRecord) -> None:
+    atomic_write(version / RECORD, record_json(record))

@@ -24,6 +24,7 @@ from ..sql import parse_query, whole_scans
 from ..sql.flink import Translation, TranslationError, translate
 from ..sql.flink_types import Catalog
 from .context import RunContext
+from .delta_table import DELTA
 from .errors import ModelRunError
 from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
 from .partitions import KEY_COLUMN, signature
@@ -232,6 +233,7 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
             stats = stats + ensure(ctx, Input(kind, name, "batch", name))
         ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(inp.view)} AS {entry.sql}")
         return stats
+    snapshot = None
     if entry.layout == "partitioned":
         df = _read_partitions(ctx, entry, inp)
         location: Path = ctx.warehouse.data_dir(inp.name)
@@ -241,14 +243,21 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         if found is None:
             raise not_materialized(inp.name)
         location = found
-        reader = ctx.spark.read.format(entry.format).options(**entry.options)
+        reader = entry.read(ctx.spark)
         schema = entry.schema()
-        if schema is not None:
-            reader = reader.schema(schema)
-        if inp.files:  # an incremental refresh: the files appended since the consumer last read
+        delta = entry.format == DELTA
+        if inp.files:  # an incremental refresh: the files appended since the consumer last read (a Delta
+            # table's appended files are Parquet files: it never rewrites one)
+            if delta:
+                reader = ctx.spark.read.format("parquet").option("basePath", str(location))
+                reader = reader.schema(schema) if schema is not None else reader
             reader.load(list(inp.files)).createOrReplaceTempView(inp.view)
-            return InputStats(_parquet_rows(inp.files) if entry.format == "parquet" else None)
-        if entry.layout == "stream" and snapshot is not None and schema is not None:  # pinned to the files its
+            return InputStats(_parquet_rows(inp.files) if entry.format in ("parquet", DELTA) else None)
+        if delta:  # the version the run's snapshot saw, whatever a concurrent run committed since
+            if snapshot is not None and snapshot.version is not None:
+                reader = reader.option("versionAsOf", snapshot.version)
+            df = reader.load(str(location))
+        elif entry.layout == "stream" and snapshot is not None and schema is not None:  # pinned to the files its
             # output log has committed
             paths = snapshot.paths()
             df = reader.option("basePath", str(location)).load(paths) if paths else \
@@ -256,7 +265,8 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         else:
             df = reader.load(str(location))
     df.createOrReplaceTempView(inp.view)
-    if entry.rows is not None and entry.version == location.name:  # counted when this version was written
+    version = str(snapshot.version) if entry.format == DELTA and snapshot is not None else location.name
+    if entry.rows is not None and entry.version == version:  # counted when this version was written
         return InputStats(entry.rows)
     return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
 
@@ -278,8 +288,10 @@ def _read_partitions(ctx: RunContext, entry: RegistryEntry, inp: Input) -> DataF
     schema = entry.schema()
     if schema is None or not data.is_dir():
         raise not_materialized(inp.name)
-    df = (ctx.spark.read.format(entry.format).options(**entry.options).option("basePath", str(data))
-          .schema(schema.add(KEY_COLUMN, StringType())).load(str(data)))
+    reader = ctx.spark.read.format(entry.format).options(**entry.options)
+    if entry.format != DELTA:  # Delta knows its columns, the partition column included
+        reader = reader.option("basePath", str(data)).schema(schema.add(KEY_COLUMN, StringType()))
+    df = reader.load(str(data))
     if inp.keys is not None:
         df = df.filter(F.col(KEY_COLUMN).isin(list(inp.keys)))
     return df.drop(KEY_COLUMN)
@@ -298,7 +310,7 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
         raise not_materialized(inp.name)
     data = ctx.warehouse.data_dir(inp.name)
     data.mkdir(parents=True, exist_ok=True)
-    df = ctx.spark.readStream.format(entry.format).options(**entry.options).schema(schema).load(str(data))
+    df = entry.read_stream(ctx.spark).load(str(data))
     watermarked(counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
     return InputStats()
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from ..spec.models import Source
 from .context import RunContext
+from .delta_table import DELTA
+from .delta_table import snapshot as delta_snapshot
 from .input_files import Snapshot, listed_by_python, listed_by_spark, source_location, tree_files
 from .sources import read_source
 from .warehouse import RegistryEntry
@@ -29,9 +31,9 @@ def _source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
 
 
 def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
-    """The data files of a stored model now: a table's current version, or the files a stream's
-    output log has committed (once per run: readers of it in this run read those); None for views
-    and partitioned tables."""
+    """The data files of a stored model now: a table's current version (a Delta table's, with its
+    version number), or the files a stream's output log has committed (once per run: readers of it in
+    this run read those); None for views and partitioned tables."""
     # once per run and model: the refresh decision and the reader see the same version even when a
     # concurrent run swaps in another meanwhile (an input model of this run has finished before anyone
     # reading it asks)
@@ -39,6 +41,8 @@ def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
 
 
 def _model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
+    if entry.format == DELTA and entry.layout in ("delta", "stream"):  # its current version's files
+        return delta_snapshot(ctx.warehouse.data_dir(entry.name))
     if entry.layout == "versioned":
         location = ctx.warehouse.current_version(entry.name)
         files = tree_files(location) if location is not None else None

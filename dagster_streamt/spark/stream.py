@@ -1,8 +1,10 @@
 """``materialized: stream``: Structured Streaming into ``<warehouse>/<model>/data``.
 
 ``trigger(availableNow=True)`` by default: each run processes exactly the data that arrived since the
-last one and stops, so schedules and sensors drive streams like batch jobs. The file sink's
-``_spark_metadata`` log plus the checkpoint make the output exactly-once across reruns and crashes.
+last one and stops, so schedules and sensors drive streams like batch jobs. The output is a Delta table
+(Delta's streaming sink: one commit per micro-batch, recorded with the query id and batch id, so a
+replayed batch is skipped), or with another ``format`` the file sink, whose ``_spark_metadata`` log does
+the same; with the checkpoint either makes the output exactly-once across reruns and crashes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..core.results import ModelResult
 from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 from .context import RunContext
+from .delta_table import DELTA, current_commit
 from .errors import ModelRunError
 from .live import await_query
 from .locks import FileLock
@@ -50,6 +53,14 @@ class _CompleteBatch:
     partition_by: tuple[str, ...] = ()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        if self.fmt == DELTA:  # one overwrite commit; Delta skips a replayed batch (same app id and version)
+            writer = batch.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true")
+            writer = writer.option("txnAppId", f"streamt-{self.model}").option("txnVersion", str(batch_id))
+            if self.partition_by:
+                writer = writer.partitionBy(*self.partition_by)
+            writer.save(str(Warehouse(Path(self.warehouse)).data_dir(self.model)))
+            return
+
         def write(path: str) -> None:
             writer = batch.write.format(self.fmt).options(**self.options)
             if self.partition_by:
@@ -125,6 +136,8 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
         writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, adv.format, options,
                                                     tuple(adv.partition_by)))
         layout, location = "versioned", ctx.warehouse.model_dir(name)
+        if adv.format == DELTA:
+            layout, location = "delta", ctx.warehouse.data_dir(name)
     try:
         query = writer.start()
     except Exception as exc:
@@ -137,6 +150,10 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
 def record_stream(ctx: RunContext, started: StartedStream) -> None:
     """Remember the query shape for the next fingerprint check and register the output for readers."""
     save_fingerprint(started.checkpoint, started.fingerprint)
+    if started.entry.format == DELTA:  # the version and rows readers find (the caller holds the checkpoint lock)
+        commit = current_commit(started.location)
+        started.entry.version = str(commit.version) if commit is not None else None
+        started.entry.rows = commit.rows if commit is not None else None
     ctx.warehouse.write_entry(started.entry)
 
 
@@ -145,6 +162,8 @@ def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
     has committed (or of the current version, complete mode); None for other formats (the batch
     counts of this run are not the output's size)."""
     entry = started.entry
+    if entry.format == DELTA:  # the file statistics of the version record_stream saw
+        return entry.rows
     if entry.format != "parquet":
         return None
     if entry.layout == "versioned":
@@ -155,6 +174,10 @@ def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
     except Exception:  # no committed output yet, or the log cannot be read here
         return None
     return footer_rows(files, cache=ctx.warehouse.model_dir(entry.name) / ROWS_CACHE)
+
+
+def _version(entry: RegistryEntry) -> int | None:
+    return int(entry.version) if entry.format == DELTA and entry.version is not None else None
 
 
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
@@ -180,7 +203,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
             raise explain_failure(name, exc) from exc
         record_stream(ctx, started)
         location = started.location
-        if started.entry.layout == "versioned":
+        if started.entry.layout == "versioned" and started.entry.format != DELTA:
             location = ctx.warehouse.table_location(name) or location
         size = _output_rows(ctx, started)  # under the lock: the output and its counts cache as this run left them
     s = summarize(query.recentProgress, OUT_METRIC)
@@ -190,5 +213,5 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,
-        arrival_lag_s=s.arrival_lag_s,
+        arrival_lag_s=s.arrival_lag_s, delta_version=_version(started.entry),
         sql=started.sql)

@@ -22,6 +22,8 @@ from ..core.results import ModelResult
 from ..spec.models import Model
 from ..sql.incremental import IncrementalPlan, incremental_plan
 from .context import RunContext
+from .delta_table import DELTA, Commit, current_commit, is_delta_table
+from .delta_table import write as delta_write
 from .input_files import Snapshot, tree_files
 from .observed_views import collect_flows
 from .output import counted, format_options, observed_rows, parquet_rows, schema_pairs
@@ -52,11 +54,18 @@ def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResu
     start = time.monotonic()
     base = render(ctx, model, "batch")  # stable view names (no capture views): the plan and its record
     plan = incremental_plan(base.sql, [i.view for i in base.inputs], itself=model.name)
-    current = ctx.warehouse.current_version(model.name)
+    commit: Commit | None = None
+    if model.advanced.spark.format == DELTA:
+        commit = current_commit(ctx.warehouse.data_dir(model.name))
+        current = ctx.warehouse.data_dir(model.name) if commit is not None else None
+        version = str(commit.version) if commit is not None else None
+    else:
+        current = ctx.warehouse.current_version(model.name)
+        version = current.name if current is not None else None
     entry = ctx.warehouse.read_entry(model.name)
-    given = _inputs(ctx, model, base, plan, current, entry)
+    given = _inputs(ctx, model, base, plan, current, commit)
     refresh = decide(given, full_refresh)
-    if entry is not None and current is not None and entry.version == current.name and entry.rows is not None:
+    if entry is not None and current is not None and entry.version == version and entry.rows is not None:
         if refresh.mode == "unchanged":
             return _unchanged(ctx, model, base, entry, current, refresh, start)
         if refresh.mode in ("append", "merge"):
@@ -70,8 +79,8 @@ def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResu
 
 
 def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, current: Path | None,
-            entry: RegistryEntry | None) -> RefreshInputs:
-    """Everything :func:`.refresh_plan.decide` looks at, read now."""
+            commit: Commit | None) -> RefreshInputs:
+    """Everything :func:`.refresh_plan.decide` looks at, read now (``commit``: a Delta table's current one)."""
     adv = model.advanced.spark
     views: dict[InputId, str] = {}
     snapshots: dict[InputId, Snapshot | None] = {}
@@ -93,7 +102,11 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
         "conf": {**ctx.project.runtime.spark.conf, **adv.conf,
                  "spark.sql.session.timeZone": ctx.per_session.get(("conf", "timeZone"), lambda: ctx.spark.conf.get(
                      "spark.sql.session.timeZone"))},
-        "inputs": declared, "incremental": adv.format in INCREMENTAL_FORMATS})
+        "inputs": declared, "incremental": adv.format in (*INCREMENTAL_FORMATS, DELTA)})
+    if adv.format == DELTA:  # appends are Delta commits; an aggregation's state is not kept in Delta yet
+        record = commit.record if commit is not None else None
+        return RefreshInputs(plan, config, views, snapshots, record, has_state=False,
+                             files_now=len(commit.files) if commit is not None else 0)
     record = read_record(current) if adv.format in INCREMENTAL_FORMATS else None
     return RefreshInputs(plan, config, views, snapshots, record,
                          has_state=current is not None and (current / STATE).is_dir() and (
@@ -112,10 +125,11 @@ def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: i
 
 
 def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, schema: StructType, location: Path,
-            stats: InputStats, sql: str, start: float) -> ModelResult:
+            stats: InputStats, sql: str, start: float, version: int | None = None) -> ModelResult:
     """``rows``: written by this run (a merge writes the whole table again); ``size``: the rows of the
-    version now current."""
-    return ModelResult(model=model.name, materialized="table", status="success", rows_written=rows, table_rows=size,
+    version now current; ``version``: its Delta version (a Delta table)."""
+    return ModelResult(delta_version=version,
+                       model=model.name, materialized="table", status="success", rows_written=rows, table_rows=size,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
                        location=str(location), quarantined_rows=stats.quarantined, sql=sql,
                        refresh=refresh.mode, refresh_note=refresh.note)
@@ -126,7 +140,9 @@ def _unchanged(ctx: RunContext, model: Model, base: Rendered, entry: RegistryEnt
     """Nothing to read or write; the sources' malformed records are still reported (from their ledgers),
     as every other run of the table reports them."""
     bad = sum(source_quarantined(ctx, i.name) for i in base.inputs if i.kind == "source")
-    return _result(model, refresh, 0, entry.rows, entry.stored_schema(), current, InputStats(0, bad), "", start)
+    version = int(entry.version) if entry.layout == "delta" and entry.version is not None else None
+    return _result(model, refresh, 0, entry.rows, entry.stored_schema(), current, InputStats(0, bad), "", start,
+                   version)
 
 
 def _writer(df: DataFrame, model: Model, mode: str) -> Callable[[str], None]:
@@ -164,6 +180,14 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
             partial, kind = None, "recompute"
     name = f"streamt_table_{model.name}_{ctx.run_id}"
     box: dict[str, object] = {}
+    if adv.format == DELTA:
+        out, obs = counted(df, name)
+        commit = _commit(ctx, model, out, "overwrite", _record(given, kind, -1, 0))
+        rows = observed_rows(obs, name)
+        size = rows if rows is not None else commit.rows if commit is not None else None
+        _register_commit(ctx, model, df.schema, size, commit)
+        return _result(model, refresh, rows, size, df.schema, ctx.warehouse.data_dir(model.name),
+                       registered.settle(), rendered.sql, start, commit.version if commit is not None else None)
 
     def write(path: str) -> None:
         if partial is not None and state is not None:
@@ -177,7 +201,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
 
     previous = ctx.warehouse.read_entry(model.name)
     location = ctx.warehouse.write_version(model.name, write, locked=True)
-    if previous is not None and previous.layout == "partitioned":  # no longer partitioned: old folders go
+    if previous is not None and previous.layout in ("partitioned", "delta"):  # the old layout's folder goes
         shutil.rmtree(ctx.warehouse.data_dir(model.name), ignore_errors=True)
     rows = observed_rows(box["obs"], name)  # type: ignore[arg-type]
     size = rows if rows is not None else _footer_rows(model, location)
@@ -201,6 +225,15 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         if not same_columns(df.schema, schema):
             return None
         out, obs = counted(df, name)
+        if model.advanced.spark.format == DELTA:
+            commit = _commit(ctx, model, out, "append", _record(given, plan.kind, record.files_at_rebuild,
+                                                                 record.refreshes + 1))
+            rows = observed_rows(obs, name)
+            size = entry.rows + rows if entry.rows is not None and rows is not None else \
+                commit.rows if commit is not None else None
+            _register_commit(ctx, model, schema, size, commit)
+            return _result(model, refresh, rows, size, schema, current, registered.settle(), rendered.sql, start,
+                           commit.version if commit is not None else None)
 
         def write(path: str) -> None:
             _writer(out, model, "append")(path)
@@ -243,6 +276,27 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
 def _footer_rows(model: Model, version: Path) -> int | None:
     """A version's rows when no count came back: its Parquet footers (no scan); None for other formats."""
     return parquet_rows(version) if model.advanced.spark.format == "parquet" else None
+
+
+def _commit(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: RefreshRecord) -> Commit | None:
+    """``df`` as one Delta commit (overwrite or append) to the model's table; the version it made (rows
+    from its files' statistics). A full build first clears what an older layout left there."""
+    adv = model.advanced.spark
+    location = ctx.warehouse.data_dir(model.name)
+    if mode == "overwrite":
+        ctx.warehouse.drop_versions(model.name)
+        if location.exists() and not is_delta_table(location):  # parquet partitions or a file-sink output
+            shutil.rmtree(location)
+    delta_write(df, location, mode, record, adv.partition_by)
+    collect_flows(df)  # the observed inputs' metrics (Spark Connect)
+    return current_commit(location)  # under the model's lock: this run's commit
+
+
+def _register_commit(ctx: RunContext, model: Model, schema: StructType, rows: int | None,
+                     commit: Commit | None) -> None:
+    ctx.warehouse.write_entry(RegistryEntry(name=model.name, kind="table", layout="delta", format=DELTA,
+                                            schema_json=schema.json(), rows=rows,
+                                            version=str(commit.version) if commit is not None else None))
 
 
 def _register_version(ctx: RunContext, model: Model, schema: StructType, rows: int | None, location: Path) -> None:

@@ -2,10 +2,12 @@
 
 Layout under ``runtime.spark.warehouse``::
 
-    <model>/v=<utc-time>-<id>/   a batch table version (Parquet by default)
+    <model>/data/                a Delta table (the default format: :mod:`.delta_table`), written by a table
+                                 model's refreshes or a stream model's micro-batches; with another format, a
+                                 stream model's file-sink output (``_spark_metadata`` = exactly-once) or a
+                                 partitioned table's ``streamt_partition=<key>/`` folders
+    <model>/v=<utc-time>-<id>/   a table version in a plain file format (``advanced.spark.format: parquet``)
     <model>/_CURRENT             names the readable version; swapped atomically with os.replace
-    <model>/data/                a stream model's file-sink output (``_spark_metadata`` = exactly-once),
-                                 or a partitioned table's ``streamt_partition=<key>/`` folders
     <source>__quarantine/data/   malformed records of a source, appended
     _registry/<model>.json       kind, layout, format, schema; a view's SQL and inputs
 
@@ -23,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pyspark.sql import DataFrameReader, SparkSession
+from pyspark.sql.streaming import DataStreamReader
 from pyspark.sql.types import StructType
 
 from ..core.files import atomic_write
@@ -41,7 +45,7 @@ REGISTRY = "_registry"
 class RegistryEntry:
     name: str
     kind: str  # table | view | stream | sink
-    layout: str  # versioned | stream | view | external | partitioned
+    layout: str  # delta | versioned | stream | view | external | partitioned
     format: str = "parquet"
     schema_json: str | None = None
     sql: str | None = None  # a view's SQL, rendered against batch view names
@@ -50,11 +54,23 @@ class RegistryEntry:
     location: str | None = None  # external target of a sink
     partitioning: str | None = None  # a partitioned table's partitions signature (layout "partitioned")
     rows: int | None = None  # rows of the version below, counted while writing it (readers need not count)
-    version: str | None = None  # the table version folder ``rows`` belongs to
+    version: str | None = None  # the table version (folder name, or Delta version) ``rows`` belongs to
     updated_at: str = ""
 
     def schema(self) -> StructType | None:
         return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
+
+    def read(self, spark: SparkSession) -> DataFrameReader:
+        """A batch reader of the stored rows with their format, options and schema (Delta keeps its own
+        schema in its log and refuses a given one)."""
+        reader = spark.read.format(self.format).options(**self.options)
+        schema = self.schema()
+        return reader if self.format == "delta" or schema is None else reader.schema(schema)
+
+    def read_stream(self, spark: SparkSession) -> DataStreamReader:
+        """A streaming reader of the stored rows (see :meth:`read`)."""
+        reader = spark.readStream.format(self.format).options(**self.options)
+        return reader if self.format == "delta" else reader.schema(self.stored_schema())
 
     def stored_schema(self) -> StructType:
         """The schema rows were written with; a registry entry without one predates this version."""
@@ -156,6 +172,14 @@ class Warehouse:
             if old.name != version:
                 shutil.rmtree(old, ignore_errors=True)
         return target
+
+    def drop_versions(self, name: str) -> None:
+        """Remove the file-format versions of a table now stored in another layout (the caller holds its
+        lock): readers look for ``_CURRENT`` first."""
+        model_dir = self.model_dir(name)
+        (model_dir / POINTER).unlink(missing_ok=True)
+        for old in model_dir.glob(f"{VERSION_PREFIX}*"):
+            shutil.rmtree(old, ignore_errors=True)
 
     # -- registry ------------------------------------------------------------------------------
     def _entry_path(self, name: str) -> Path:

@@ -21,11 +21,12 @@ COLUMNS = [{"name": "order_id", "type": "bigint"}, {"name": "customer", "type": 
            {"name": "amount", "type": "double"}, {"name": "ts", "type": "timestamp"}]
 
 
-def shop(tmp_project: Any, **extra: Any) -> Any:
+def shop(tmp_project: Any, fmt: str = "delta", **extra: Any) -> Any:
     config = {
         "sources": [{"name": "orders_raw", "format": "json", "path": "data/orders", "columns": COLUMNS}],
         "models": [
-            {"name": "orders_clean", "materialized": "table", "advanced": {"spark": {"partition_by": ["customer"]}},
+            {"name": "orders_clean", "materialized": "table",
+             "advanced": {"spark": {"partition_by": ["customer"], "format": fmt}},
              "sql": 'SELECT order_id, customer, amount FROM {{ source("orders_raw") }} WHERE amount > 0'},
             {"name": "big_orders", "materialized": "view",
              "sql": 'SELECT order_id, amount FROM {{ ref("orders_clean") }} WHERE amount > 8'},
@@ -38,12 +39,38 @@ def shop(tmp_project: Any, **extra: Any) -> Any:
 
 
 def test_table_is_replaced_atomically(spark: Any, tmp_project: Any) -> None:
+    """The default format: each refresh is one Delta commit in the model's data folder."""
     project = shop(tmp_project)
     wh = Warehouse.for_project(project)
     first = run(spark, project, ["orders_clean"])["orders_clean"]
     assert first.ok, first.error
-    assert first.rows_written == 2 and first.input_rows == 3
+    assert first.rows_written == 2 and first.input_rows == 3 and first.delta_version == 0
     assert ("order_id", "bigint") in first.schema
+    data = wh.table_location("orders_clean")
+    assert data == wh.data_dir("orders_clean") and data.is_relative_to(project.root)
+    got = sorted((r["order_id"], r["customer"]) for r in rows(spark, data))
+    assert got == [(1, "ann"), (3, "ann")]
+    assert (data / "customer=ann").is_dir()  # partition_by
+
+    same = run(spark, project, ["orders_clean"])["orders_clean"]  # nothing new: no commit
+    assert same.ok and same.refresh == "unchanged" and same.delta_version == 0
+
+    (project.root / "data" / "orders" / "part2.json").write_text(jsonl([dict(ORDERS[0], order_id=9)]))
+    second = run(spark, project, ["orders_clean"])["orders_clean"]
+    assert second.ok and second.refresh == "append" and second.delta_version == 1
+    assert sorted(r["order_id"] for r in rows(spark, data)) == [1, 3, 9]
+    old = spark.read.format("delta").option("versionAsOf", 0).load(str(data))
+    assert sorted(r["order_id"] for r in old.collect()) == [1, 3]  # the previous version, intact
+    assert not list(data.parent.glob("v=*")) and not (data.parent / "_CURRENT").exists()
+
+
+def test_a_parquet_table_is_replaced_atomically(spark: Any, tmp_project: Any) -> None:
+    """``format: parquet``: version folders swapped by ``_CURRENT``, appends hard-link the old files."""
+    project = shop(tmp_project, fmt="parquet")
+    wh = Warehouse.for_project(project)
+    first = run(spark, project, ["orders_clean"])["orders_clean"]
+    assert first.ok, first.error
+    assert first.rows_written == 2 and first.input_rows == 3 and first.delta_version is None
     v1 = wh.table_location("orders_clean")
     assert v1 is not None and v1.name.startswith("v=") and v1.is_relative_to(project.root)
     got = sorted((r["order_id"], r["customer"]) for r in rows(spark, v1))
