@@ -311,7 +311,8 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
     data = ctx.warehouse.data_dir(inp.name)
     data.mkdir(parents=True, exist_ok=True)
     df = entry.read_stream(ctx.spark).load(str(data))
-    watermarked(counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
+    # Delta's streaming source has no file metadata column: no arrival time for its rows
+    watermarked(counted_stream(df, inp, files=entry.format != DELTA), inp).createOrReplaceTempView(inp.view)
     return InputStats()
 
 

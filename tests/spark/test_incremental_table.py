@@ -1,5 +1,9 @@
 """Tables refreshed from only the files appended since their last build equal a rebuild from scratch,
-and every case the shortcut cannot follow exactly is rebuilt (with the reason in the result)."""
+and every case the shortcut cannot follow exactly is rebuilt (with the reason in the result).
+
+Selections and joins are Delta tables (the default: an append commit); aggregations are pinned to
+``format: parquet``, the layout that keeps a mergeable aggregation state (a Delta aggregation is rebuilt:
+see test_delta_tables.py), and read their Delta inputs' appended files."""
 
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ SECOND = [  # existing and new groups, nulls, a customer without a tier, a new h
     {"order_id": 7, "customer": "ann", "amount": None, "qty": None, "status": "paid", "ts": "2024-01-01 00:15:00"},
     {"order_id": 8, "customer": "dan", "amount": 1.5, "qty": 2, "status": "void", "ts": "2024-01-01 03:00:00"},
 ]
+PARQUET = {"advanced": {"spark": {"format": "parquet"}}}  # an aggregation's state needs the version layout
 MODELS = [
     {"name": "clean", "sql": 'SELECT order_id, customer, amount, qty, status, CAST(ts AS TIMESTAMP) AS ts '
                              'FROM {{ source("orders_raw") }} WHERE status <> \'void\''},
@@ -43,13 +48,13 @@ MODELS = [
                                    'min(amount) AS lo, max(amount) AS hi, avg(amount) AS mean, '
                                    'count_if(status = \'open\') AS open_orders, '
                                    'sum(amount) FILTER (WHERE status = \'paid\') AS paid '
-                                   'FROM {{ ref("clean") }} GROUP BY customer HAVING count(*) >= 2'},
+                                   'FROM {{ ref("clean") }} GROUP BY customer HAVING count(*) >= 2', **PARQUET},
     {"name": "by_tier", "sql": 'SELECT tier, count(DISTINCT customer) AS customers, sum(qty) AS qty, '
-                               'avg(amount) AS mean FROM {{ ref("enriched") }} GROUP BY tier'},
+                               'avg(amount) AS mean FROM {{ ref("enriched") }} GROUP BY tier', **PARQUET},
     {"name": "hourly", "sql": 'SELECT customer, window.start AS hour, count(*) AS n, sum(amount) AS total '
-                              'FROM {{ ref("clean") }} GROUP BY customer, window(ts, \'1 hour\')'},
+                              'FROM {{ ref("clean") }} GROUP BY customer, window(ts, \'1 hour\')', **PARQUET},
     {"name": "totals", "sql": 'SELECT count(*) AS n, sum(amount) AS total, count(DISTINCT customer) AS customers '
-                              'FROM {{ ref("clean") }}'},
+                              'FROM {{ ref("clean") }}', **PARQUET},
     {"name": "ranked", "sql": 'SELECT order_id, row_number() OVER (PARTITION BY customer ORDER BY order_id) AS r '
                               'FROM {{ ref("clean") }}'},
     {"name": "all_customers", "sql": 'SELECT c.customer, o.order_id FROM {{ source("customers_raw") }} c '
@@ -199,9 +204,9 @@ def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> N
 
     models = [{"name": "per_status", "sql": 'SELECT status, count(DISTINCT qty) AS sizes, sum(DISTINCT qty) AS qtys, '
                                             'avg(DISTINCT qty) AS mean_qty, count(*) AS n, sum(amount) AS total '
-                                            'FROM {{ source("orders_raw") }} GROUP BY status'},
+                                            'FROM {{ source("orders_raw") }} GROUP BY status', **PARQUET},
               {"name": "everyone", "sql": 'SELECT count(DISTINCT customer) AS customers, count(*) AS n '
-                                          'FROM {{ source("orders_raw") }}'}]
+                                          'FROM {{ source("orders_raw") }}', **PARQUET}]
     project = shop(tmp_project, models=models)
     fresh = shop(tmp_project, name="fresh", models=models)
     run(spark, project)
@@ -227,7 +232,7 @@ def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> N
 def test_a_rewrite_with_the_same_size_and_time_is_read_again(spark: Any, tmp_project: Any) -> None:
     models = [{"name": "clean", "sql": 'SELECT order_id, customer, amount FROM {{ source("orders_raw") }}'},
               {"name": "per_customer", "sql": 'SELECT customer, count(*) AS n, sum(amount) AS total '
-                                              'FROM {{ ref("clean") }} GROUP BY customer'}]
+                                              'FROM {{ ref("clean") }} GROUP BY customer', **PARQUET}]
     project = shop(tmp_project, models=models)
     path = project.root / "data" / "orders" / "part-1.json"
     first = run(spark, project)
