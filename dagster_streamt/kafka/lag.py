@@ -16,6 +16,7 @@ joining it as a static table) has no checkpoint position and no lag.
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,7 +259,23 @@ def broker_settings(project: Project) -> tuple[str, dict[str, Any]] | None:
 
 
 def check_broker(bootstrap: str, conf: Mapping[str, Any], timeout: float = TIMEOUT) -> None:
-    """Raise :class:`KafkaAdminError` unless the broker answers within ``timeout`` seconds."""
+    """Raise :class:`KafkaAdminError` unless the broker answers within ``timeout`` seconds. When no
+    bootstrap address accepts a connection at all (nothing listens), that is said at once instead of
+    after the client's retries for ``timeout`` seconds."""
+    refused = []
+    for address in [a.strip() for a in bootstrap.split(",") if a.strip()]:
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout=min(timeout, 3.0)):
+                break
+        except ConnectionRefusedError:
+            refused.append(address)
+        except (OSError, ValueError):
+            break  # unreachable or unresolvable here: the client's own error says more
+    else:
+        if refused:
+            raise KafkaAdminError(f"could not list the topics of {bootstrap}: connection refused by "
+                                  f"{', '.join(refused)}")
     list_topics(bootstrap, conf=conf, timeout=timeout)
 
 

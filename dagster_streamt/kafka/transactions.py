@@ -60,17 +60,25 @@ class TopicWriter:
     def _fence_group(self, query: str) -> str:
         return f"{self.transactional_id}.{query}"
 
+    def _fence_consumer(self, query: str) -> Consumer:
+        """A client of the fence's consumer group: reads its offset, and names the group in a transaction."""
+        return Consumer({**dict(self.conf), "group.id": self._fence_group(query), "logger": _LOG,
+                         "enable.auto.commit": False})
+
     def committed_batch(self, query: str) -> int | None:
         """The last batch id of streaming query ``query`` whose transaction committed (None: none yet)."""
-        consumer = Consumer({**dict(self.conf), "group.id": self._fence_group(query), "logger": _LOG,
-                             "enable.auto.commit": False})
+        consumer = self._fence_consumer(query)
+        try:
+            return self._committed(consumer)
+        finally:
+            consumer.close()
+
+    def _committed(self, consumer: Consumer) -> int | None:
         try:
             found = consumer.committed([TopicPartition(self.topic, _FENCE_PARTITION)], timeout=TIMEOUT)
         except KafkaException as exc:
             raise KafkaPublishError(f"could not read the last published batch of topic {self.topic!r}: "
                                     f"{exc.args[0].str() if exc.args else exc}") from None
-        finally:
-            consumer.close()
         offset = found[0].offset if found else -1
         return offset - 1 if offset is not None and offset > 0 else None
 
@@ -87,12 +95,13 @@ class TopicWriter:
                              "enable.idempotence": True, "linger.ms": 20, "compression.type": "lz4",
                              "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS})
         count = 0
+        group = self._fence_consumer(fence[0]) if fence is not None else None
         try:
             # first fence an older producer of this output and abort its open transaction: until then the
             # fence's offset is pending, and reading it waits (Kafka answers UNSTABLE_OFFSET_COMMIT)
             producer.init_transactions(TIMEOUT)
-            if fence is not None:
-                last = self.committed_batch(fence[0])
+            if fence is not None and group is not None:
+                last = self._committed(group)
                 if last is not None and fence[1] <= last:
                     return 0
             producer.begin_transaction()
@@ -106,14 +115,9 @@ class TopicWriter:
                 count += 1
                 if count % 10_000 == 0:
                     producer.poll(0)
-            if fence is not None:
-                group = Consumer({**dict(self.conf), "group.id": self._fence_group(fence[0]), "logger": _LOG})
-                try:
-                    producer.send_offsets_to_transaction(
-                        [TopicPartition(self.topic, _FENCE_PARTITION, fence[1] + 1)],
-                        group.consumer_group_metadata(), TIMEOUT)
-                finally:
-                    group.close()
+            if fence is not None and group is not None:
+                producer.send_offsets_to_transaction([TopicPartition(self.topic, _FENCE_PARTITION, fence[1] + 1)],
+                                                     group.consumer_group_metadata(), TIMEOUT)
             left = producer.flush(TIMEOUT)
             if errors or left:
                 raise KafkaPublishError(errors[0] if errors else f"{left} record(s) not delivered in {TIMEOUT:g} s")
@@ -123,6 +127,9 @@ class TopicWriter:
             reason = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
             raise KafkaPublishError(f"could not publish to topic {self.topic!r}: {reason}; nothing of this "
                                     "batch was committed, and the next run publishes it again") from None
+        finally:
+            if group is not None:
+                group.close()
         return count
 
 

@@ -165,7 +165,7 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
             result = materialize(mctx, model, full_refresh)
             if result.ok and (broken := contract_violation(ctx.project, name, result.schema)):
                 return failed(name, kind, broken, time.monotonic() - start)
-            if kind == "stream" and result.ok and (topic := model_topic(ctx.project, model)) is not None:
+            if result.ok and (topic := model_topic(ctx.project, model)) is not None:
                 result.topic, result.topic_rows = topic, publish_topic(mctx, model)
     except Exception as exc:
         log.debug("model %s failed", name, exc_info=True)

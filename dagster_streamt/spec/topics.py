@@ -33,9 +33,15 @@ def topic_folder(project: Project, topic: str) -> Path | None:
 
 
 def model_topic(project: Project, model: Model) -> str | None:
-    """The topic a stream model also writes (streamt's behaviour), when the project uses Kafka:
-    ``advanced.topic.name`` or the older ``topic.name``, else the model name."""
-    if project.runtime.kafka is None or model.materialized != "stream":
+    """The topic a model also writes, when the project uses Kafka: ``advanced.topic.name`` or the older
+    ``topic.name``, else the model name. streamt writes one for every topic and Flink model, so a stream
+    model has one, and so has a model streamt would run on Flink that Spark runs as a table (inferred:
+    a join of two streams without a time bound), which publishes its whole result each run."""
+    if project.runtime.kafka is None:
+        return None
+    inferred_table = model.materialized == "table" and model.name in project.inferred and \
+        model.partitioned_by is None and model.sink_config is None
+    if model.materialized != "stream" and not inferred_table:
         return None
     settings = model.topic_settings
     return settings.name if settings is not None and settings.name else model.name
@@ -64,6 +70,6 @@ def uses_kafka_broker(project: Project) -> bool:
         return True
     for model in project.models.values():
         sink = model.sink_config
-        if model.materialized == "stream" or (sink is not None and sink.format == "kafka"):
+        if model_topic(project, model) is not None or (sink is not None and sink.format == "kafka"):
             return True
     return False

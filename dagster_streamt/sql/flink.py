@@ -21,6 +21,7 @@ from sqlglot import exp
 from .flink_types import Catalog, rewrite
 from .normalize import TVF_NAMES
 from .temporal import as_of_join
+from .translation_error import TranslationError
 
 GROUP_WINDOWS = {"TUMBLE": "window", "HOP": "window", "SESSION": "session_window"}
 _PROPS = {"START": "start", "END": "end", "ROWTIME": "rowtime", "PROCTIME": "rowtime"}
@@ -30,14 +31,6 @@ _UNITS = {"MILLISECOND": "milliseconds", "SECOND": "seconds", "MINUTE": "minutes
           "DAY": "days", "WEEK": "weeks", "MONTH": "months", "YEAR": "years"}
 NO_SPARK = {"CURRENT_WATERMARK": "Spark SQL cannot read the watermark; late rows are already dropped by "
                                  "stateful operators once they are older than it (the source's event_time)"}
-
-
-class TranslationError(ValueError):
-    """A construct with no Spark equivalent; ``construct`` names it for the located error."""
-
-    def __init__(self, construct: str, message: str) -> None:
-        super().__init__(message)
-        self.construct = construct
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from .translation_error import TranslationError
+
 INTEGER_TYPES = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "INTEGER": 3, "BIGINT": 4, "BYTE": 1, "SHORT": 2, "LONG": 4}
 _TYPE_NAMES = {1: "TINYINT", 2: "SMALLINT", 3: "INT", 4: "BIGINT"}
 _INT_DTYPES = {exp.DataType.Type.TINYINT: 1, exp.DataType.Type.SMALLINT: 2, exp.DataType.Type.INT: 3,
@@ -113,7 +115,6 @@ def rewrite(tree: exp.Expr, types: Mapping[str, str]) -> bool:
 def _floor_ceil(node: exp.Floor | exp.Ceil) -> exp.Expr:
     unit = node.args["to"].name.upper()
     if unit not in _UNITS:
-        from .flink import TranslationError
 
         raise TranslationError(f"{node.key.upper()} TO {unit}", f"cannot round a time to {unit}; "
                                f"use date_trunc('HOUR', ts) with one of {', '.join(sorted(_UNITS))}")

@@ -16,12 +16,13 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -51,8 +52,25 @@ def flink_sql(sql: str) -> str:
     return _CALL.sub(lambda m: f"`{m.group(2)}`", sql)
 
 
-def run_flink(cases: tuple[Case, ...], folders: dict[str, Path], timeout: float = 600) -> dict[str, Result]:
-    """Every case on Flink in one process (the caller holds the machine's JVM lock)."""
+@dataclass
+class FlinkRun:
+    """A started Flink process and the files it writes its results (stdout) and log (stderr) to."""
+
+    proc: subprocess.Popen[str]
+    stdout: IO[str]
+    stderr: IO[str]
+
+
+def _read(f: IO[str]) -> str:
+    f.seek(0)
+    text = f.read()
+    f.close()
+    return text
+
+
+def start_flink(cases: tuple[Case, ...], folders: dict[str, Path]) -> FlinkRun:
+    """Start every case on Flink in one process; Spark's side runs meanwhile (two JVMs, two cores). Its
+    input and output go through files, so that nothing waits on a pipe nobody reads meanwhile."""
     python = flink_python()
     assert python is not None
     spec = {"sources": [{"name": name, "path": str(folders[name]), "columns": [list(c) for c in src["columns"]],
@@ -61,18 +79,38 @@ def run_flink(cases: tuple[Case, ...], folders: dict[str, Path], timeout: float 
             "views": [{"name": name, "sql": flink_sql(sql)} for name, sql in BASE.items()],
             "cases": [{"name": c.name, "sql": flink_sql(c.sql)} for c in cases]}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
-    done = subprocess.run([str(python), str(RUNNER)], input=json.dumps(spec), capture_output=True, text=True,
-                          timeout=timeout, env=env, check=False)
+    streams = [tempfile.TemporaryFile("w+", encoding="utf-8") for _ in range(3)]  # noqa: SIM115 (closed by flink_results)
+    streams[0].write(json.dumps(spec))
+    streams[0].seek(0)
+    proc = subprocess.Popen([str(python), str(RUNNER)], stdin=streams[0], stdout=streams[1], stderr=streams[2],
+                            text=True, env=env)
+    streams[0].close()
+    return FlinkRun(proc, streams[1], streams[2])
+
+
+def flink_results(run: FlinkRun, cases: tuple[Case, ...], timeout: float = 600) -> dict[str, Result]:
+    """The results of :func:`start_flink`'s process, once it has run every case."""
+    try:
+        run.proc.wait(timeout)
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+    stdout, stderr = _read(run.stdout), _read(run.stderr)
     out: dict[str, Result] = {}
-    for line in done.stdout.splitlines():
+    for line in stdout.splitlines():
         item = json.loads(line)
         if "error" in item:
             out[item["name"]] = Result(error=item["error"])
         else:
             out[item["name"]] = Result(tuple(item["columns"]), tuple(tuple(r) for r in item["rows"]))
     if len(out) < len(cases):
-        raise RuntimeError(f"Flink stopped after {len(out)} of {len(cases)} cases:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"Flink stopped after {len(out)} of {len(cases)} cases:\n{stderr[-3000:]}")
     return out
+
+
+def run_flink(cases: tuple[Case, ...], folders: dict[str, Path], timeout: float = 600) -> dict[str, Result]:
+    """Every case on Flink in one process (the caller holds the machine's JVM lock)."""
+    return flink_results(start_flink(cases, folders), cases, timeout)
 
 
 def write_project(root: Path) -> Path:

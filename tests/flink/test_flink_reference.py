@@ -2,8 +2,8 @@
 translation on Spark over the same files, and both give the same multiset of rows (``harness.py``).
 
 Flink runs once for all cases (one subprocess of the Flink venv, ~1 minute), Spark once for all cases
-(one run of a project holding them, in the shared session). Without the venv the tests skip and say
-how to get it.
+(one run of a project holding them, in the shared session), both at the same time. Without the venv the
+tests skip and say how to get it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from .cases import CASES
 from .data import generate, write
-from .harness import compare, flink_python, report, run_flink, run_spark, write_cases, write_project
+from .harness import compare, flink_python, flink_results, report, run_spark, start_flink, write_cases, write_project
 
 pytestmark = pytest.mark.spark
 
@@ -28,8 +28,9 @@ def differences(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     records = generate()
     folders = write(root, records)
     write_cases(root, CASES)
-    flink = run_flink(CASES, folders)
+    flink_process = start_flink(CASES, folders)  # Flink and Spark side by side
     ours = run_spark(spark, root, CASES)
+    flink = flink_results(flink_process, CASES)
     diffs = {c.name: compare(c, flink[c.name], ours[c.name], records) for c in CASES}
     print(report(diffs))
     return diffs

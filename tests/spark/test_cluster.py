@@ -132,13 +132,10 @@ def _snapshot(spark: Any, project: Path) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
-def test_cluster_and_connect_runs_equal_the_local_run(spark: Any, cluster: tuple[str, int], tmp_path: Path) -> None:
+def test_cluster_and_connect_runs_equal_the_local_run(spark: Any, cluster: tuple[str, int], tmp_path: Path,
+                                                     embedded_example: dict[str, Any]) -> None:
     url, ui = cluster
-    local = _project(tmp_path, "local")
-    _run(local)
-    expected = _snapshot(spark, local)
-    assert {"orders_clean", "customer_orders", "order_metrics"} <= set(expected)
-    assert all(expected[m] for m in ("orders_clean", "customer_orders", "order_metrics"))
+    expected = embedded_example
 
     direct = _project(tmp_path, "direct", f"runtime:\n  spark:\n    master: {url}\n")
     _run(direct, "-e", "cluster")

@@ -147,6 +147,11 @@ class RelationshipsKind(AssertionKind[Relationships]):
         return Verdict(ok, missing, msg, {"match_rate": rate})
 
 
+def _not_true(expression: str) -> str:
+    """The rows failing a per-row condition: false or NULL (streamt's expression and dbt's expression_is_true)."""
+    return f"(NOT coalesce(({expression}), false))"
+
+
 @register
 class ExpressionIsTrueKind(AssertionKind[ExpressionIsTrue]):
     name = "expression_is_true"
@@ -157,7 +162,7 @@ class ExpressionIsTrueKind(AssertionKind[ExpressionIsTrue]):
         return f"expression_is_true: {p.expression.strip()} for every row"
 
     def sql(self, ctx: SqlContext, a: ParsedAssertion, p: ExpressionIsTrue) -> AssertionSql:
-        return ctx.counted(a, f"(NOT coalesce(({p.expression}), false))", self.describe(p))
+        return ctx.counted(a, _not_true(p.expression), self.describe(p))
 
     def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
         return counted_verdict(a, e)
@@ -173,7 +178,7 @@ class ExpressionKind(AssertionKind[Expression]):
         return f"expression: {(p.description or p.sql).strip()} ({p.sql.strip()}) for every row"
 
     def sql(self, ctx: SqlContext, a: ParsedAssertion, p: Expression) -> AssertionSql:
-        return ctx.counted(a, f"(NOT coalesce(({p.sql}), false))", self.describe(p))
+        return ctx.counted(a, _not_true(p.sql), self.describe(p))
 
     def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
         return counted_verdict(a, e)
