@@ -53,16 +53,23 @@ def first_meaningful_line(exc: BaseException) -> str:
     if not line.startswith(_WRAPPERS):
         return line
     causes: list[str] = []
-    inner = getattr(exc, "cause", None)  # pyspark's captured JVM errors keep their cause chain
+    inner = _cause(exc)  # pyspark's captured JVM errors keep their cause chain
     while inner is not None and len(causes) < 10:
         causes.append(str(inner))
-        inner = getattr(inner, "cause", None)
-    causes += _CAUSE.findall(str(exc))  # or a printed JVM stack trace names it
+        inner = _cause(inner)
+    # or a printed JVM stack trace names it (pyspark keeps it apart from the message when its debug is off)
+    causes += _CAUSE.findall(f"{exc}\n{getattr(exc, '_stackTrace', '') or ''}")
     for cause in causes:
         found = _meaningful(cause)
         if found and not found.startswith(_WRAPPERS):
             return f"{found} ({line.split(']')[0].lstrip('[')})"[:MAX_MESSAGE]
     return line
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    """The exception ``exc`` wraps: Python's chain, or the JVM cause pyspark's captured errors convert."""
+    inner = getattr(exc, "_cause", None) or exc.__cause__
+    return inner if isinstance(inner, BaseException) else None
 
 
 def _meaningful(text: str) -> str | None:
