@@ -269,7 +269,7 @@ def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Pat
         return (f"continuous tests read the rows a stream model appends, but model {model} is a {entry.kind} "
                 f"stored as {entry.layout} (e.g. output_mode complete); use a `type: sample` test")
     data = warehouse.data_dir(model)
-    if not (data / ("_delta_log" if entry.format == "delta" else "_spark_metadata")).is_dir():
+    if not (data / "_delta_log").is_dir():
         return f"model {model} has no committed stream output yet ({data}); run it first"
     return entry, data
 

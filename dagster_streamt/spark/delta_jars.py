@@ -58,14 +58,14 @@ def with_delta(conf: Mapping[str, str], spark: str | None = None) -> dict[str, s
 
 
 def uses_delta(project: Project) -> bool:
-    """Whether a run of ``project`` reads or writes Delta: a table or stream model stored as Delta (the
-    default format), a Delta source or a Delta sink. Only those sessions pay for Delta's jars."""
+    """Whether a run of ``project`` reads or writes Delta: a table or stream model (stored as Delta), a
+    Delta source or a Delta sink. Only those sessions pay for Delta's jars."""
     if any(s.resolved_format == "delta" for s in project.sources.values()):
         return True
     for model in project.models.values():
         sink = model.sink_config
         if sink is not None and sink.format == "delta":
             return True
-        if model.materialized not in ("view", "sink") and model.advanced.spark.format == "delta":
+        if model.materialized not in ("view", "sink"):
             return True
     return False

@@ -33,6 +33,15 @@ def is_delta_table(path: Path) -> bool:
     return log.is_dir() and any(p.suffix in (".json", ".parquet") for p in log.iterdir())
 
 
+def current_version(path: Path) -> int | None:
+    """The table's latest version: the highest commit file of its log (no log read); None if no table."""
+    try:
+        numbers = [int(p.stem) for p in (path / LOG).iterdir() if p.suffix == ".json" and p.stem.isdigit()]
+    except OSError:
+        return None
+    return max(numbers) if numbers else None
+
+
 @dataclass(frozen=True)
 class Commit:
     """The current version of a Delta table as this package wrote it."""

@@ -31,7 +31,6 @@ from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic, topic_folder, topic_settings
 from .context import RunContext
-from .delta_table import DELTA
 from .errors import ModelRunError
 from .kafka_publish import FencedBatches, publish, topic_writer
 from .output import OUT_METRIC
@@ -142,9 +141,7 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
         df = entry.read(ctx.spark).load(str(location))
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
-            version = Path(str(location)).name  # each version once: a version folder's name, or the Delta version
-            if entry.format == DELTA:
-                version = f"v{entry.version}"
+            version = f"v{entry.version}"  # each Delta version once
             staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{version}"
             df.write.mode("overwrite").json(str(staging))
             _replace_parts(staging, folder, f"snapshot-{model.name}-{version}")

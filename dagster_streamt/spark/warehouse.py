@@ -2,12 +2,9 @@
 
 Layout under ``runtime.spark.warehouse``::
 
-    <model>/data/                a Delta table (the default format: :mod:`.delta_table`), written by a table
-                                 model's refreshes or a stream model's micro-batches; with another format, a
-                                 stream model's file-sink output (``_spark_metadata`` = exactly-once) or a
-                                 partitioned table's ``streamt_partition=<key>/`` folders
-    <model>/v=<utc-time>-<id>/   a table version in a plain file format (``advanced.spark.format: parquet``)
-    <model>/_CURRENT             names the readable version; swapped atomically with os.replace
+    <model>/data/                a Delta table (:mod:`.delta_table`), written by a table model's refreshes
+                                 or a stream model's micro-batches
+    <model>/_streamt_state/      an aggregation's state, a Delta table too (:mod:`.table_state`)
     <source>__quarantine/data/   malformed records of a source, appended
     _registry/<model>.json       kind, layout, format, schema; a view's SQL and inputs
 
@@ -17,11 +14,8 @@ One registry file per model keeps concurrent writers of different models from to
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
-import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,12 +26,9 @@ from pyspark.sql.types import StructType
 from ..core.files import atomic_write
 from ..spec.project import Project
 from .errors import ModelRunError
-from .input_files import hidden
 from .locks import FileLock
 from .paths import ProjectPaths
 
-POINTER = "_CURRENT"
-VERSION_PREFIX = "v="
 REGISTRY = "_registry"
 
 
@@ -45,7 +36,7 @@ REGISTRY = "_registry"
 class RegistryEntry:
     name: str
     kind: str  # table | view | stream | sink
-    layout: str  # delta | versioned | stream | view | external | partitioned
+    layout: str  # delta | stream | view | external | partitioned
     format: str = "parquet"
     schema_json: str | None = None
     sql: str | None = None  # a view's SQL, rendered against batch view names
@@ -54,7 +45,7 @@ class RegistryEntry:
     location: str | None = None  # external target of a sink
     partitioning: str | None = None  # a partitioned table's partitions signature (layout "partitioned")
     rows: int | None = None  # rows of the version below, counted while writing it (readers need not count)
-    version: str | None = None  # the table version (folder name, or Delta version) ``rows`` belongs to
+    version: str | None = None  # the Delta version ``rows`` belongs to
     updated_at: str = ""
 
     def schema(self) -> StructType | None:
@@ -81,27 +72,6 @@ class RegistryEntry:
         return schema
 
 
-def link_data_files(source: Path, target: Path) -> int:
-    """Hard-link every data file of ``source`` (partition folders included; ``_``/``.`` files are not
-    data) into ``target``: same names, sizes and times, no bytes copied. A filesystem without hard
-    links gets copies. Returns the number of files."""
-    count = 0
-    for folder, dirs, files in os.walk(source):
-        dirs[:] = [d for d in dirs if not hidden(d)]
-        rel = Path(folder).relative_to(source)
-        (target / rel).mkdir(parents=True, exist_ok=True)
-        for name in files:
-            if hidden(name):
-                continue
-            src, dst = Path(folder) / name, target / rel / name
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copy2(src, dst)
-            count += 1
-    return count
-
-
 class Warehouse:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -121,65 +91,18 @@ class Warehouse:
     def quarantine_dir(self, source: str) -> Path:
         return self.root / f"{source}__quarantine" / "data"
 
-    def current_version(self, name: str) -> Path | None:
-        pointer = self.model_dir(name) / POINTER
-        try:
-            version = pointer.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            return None
-        path = self.model_dir(name) / version
-        return path if version and path.is_dir() else None
-
     def table_location(self, name: str) -> Path | None:
-        """The folder a reader should read now: the current table version or the stream output."""
-        version = self.current_version(name)
-        if version is not None:
-            return version
+        """The folder a reader should read now: the model's Delta table (or a view's nothing)."""
         data = self.data_dir(name)
         return data if data.is_dir() else None
 
     # -- batch tables --------------------------------------------------------------------------
     def lock(self, name: str) -> FileLock:
-        """The model's writer lock: one writer plans and writes a new version at a time."""
+        """The model's writer lock: one writer plans and commits a new version at a time (Delta's own
+        optimistic concurrency still guards writers this lock does not see: other machines)."""
         model_dir = self.model_dir(name)
         model_dir.mkdir(parents=True, exist_ok=True)
         return FileLock(model_dir / ".lock", wait=True, model=name)
-
-    def write_version(self, name: str, write: Callable[[str], None], *, locked: bool = False,
-                      base: Path | None = None) -> Path:
-        """Write a new version with ``write(path)``, swap ``_CURRENT`` to it, delete older versions.
-
-        Readers never see a half-written table; the lock (taken here unless the caller holds it:
-        ``locked``) keeps two writers from deleting each other's version in progress. ``base``: the
-        new version starts with hard links to that version's data files (an append adds to them).
-        """
-        if not locked:
-            with self.lock(name):
-                return self.write_version(name, write, locked=True, base=base)
-        model_dir = self.model_dir(name)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        version = f"{VERSION_PREFIX}{stamp}-{uuid.uuid4().hex[:8]}"
-        target = model_dir / version
-        try:
-            if base is not None:
-                link_data_files(base, target)
-            write(str(target))
-        except BaseException:
-            shutil.rmtree(target, ignore_errors=True)
-            raise
-        atomic_write(model_dir / POINTER, version + "\n", durable=True)
-        for old in model_dir.glob(f"{VERSION_PREFIX}*"):
-            if old.name != version:
-                shutil.rmtree(old, ignore_errors=True)
-        return target
-
-    def drop_versions(self, name: str) -> None:
-        """Remove the file-format versions of a table now stored in another layout (the caller holds its
-        lock): readers look for ``_CURRENT`` first."""
-        model_dir = self.model_dir(name)
-        (model_dir / POINTER).unlink(missing_ok=True)
-        for old in model_dir.glob(f"{VERSION_PREFIX}*"):
-            shutil.rmtree(old, ignore_errors=True)
 
     # -- registry ------------------------------------------------------------------------------
     def _entry_path(self, name: str) -> Path:

@@ -1,21 +1,21 @@
 """Tables refreshed from only the files appended since their last build equal a rebuild from scratch,
 and every case the shortcut cannot follow exactly is rebuilt (with the reason in the result).
 
-Selections and joins are Delta tables (the default: an append commit); aggregations are pinned to
-``format: parquet``, the layout that keeps a mergeable aggregation state (a Delta aggregation is rebuilt:
-see test_delta_tables.py), and read their Delta inputs' appended files."""
+Selections and joins grow by an append commit; aggregations keep their state in Delta tables beside
+the model's and merge the appended rows' aggregation into it with ``MERGE``, reading their Delta
+inputs' appended files."""
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.refresh_record import STATE
+from dagster_streamt.spark.delta_table import current_commit
+from dagster_streamt.spark.table_state import SET, STATE
 
 from .helpers import jsonl, rows, run
 
@@ -38,7 +38,6 @@ SECOND = [  # existing and new groups, nulls, a customer without a tier, a new h
     {"order_id": 7, "customer": "ann", "amount": None, "qty": None, "status": "paid", "ts": "2024-01-01 00:15:00"},
     {"order_id": 8, "customer": "dan", "amount": 1.5, "qty": 2, "status": "void", "ts": "2024-01-01 03:00:00"},
 ]
-PARQUET = {"advanced": {"spark": {"format": "parquet"}}}  # an aggregation's state needs the version layout
 MODELS = [
     {"name": "clean", "sql": 'SELECT order_id, customer, amount, qty, status, CAST(ts AS TIMESTAMP) AS ts '
                              'FROM {{ source("orders_raw") }} WHERE status <> \'void\''},
@@ -48,13 +47,13 @@ MODELS = [
                                    'min(amount) AS lo, max(amount) AS hi, avg(amount) AS mean, '
                                    'count_if(status = \'open\') AS open_orders, '
                                    'sum(amount) FILTER (WHERE status = \'paid\') AS paid '
-                                   'FROM {{ ref("clean") }} GROUP BY customer HAVING count(*) >= 2', **PARQUET},
+                                   'FROM {{ ref("clean") }} GROUP BY customer HAVING count(*) >= 2'},
     {"name": "by_tier", "sql": 'SELECT tier, count(DISTINCT customer) AS customers, sum(qty) AS qty, '
-                               'avg(amount) AS mean FROM {{ ref("enriched") }} GROUP BY tier', **PARQUET},
+                               'avg(amount) AS mean FROM {{ ref("enriched") }} GROUP BY tier'},
     {"name": "hourly", "sql": 'SELECT customer, window.start AS hour, count(*) AS n, sum(amount) AS total '
-                              'FROM {{ ref("clean") }} GROUP BY customer, window(ts, \'1 hour\')', **PARQUET},
+                              'FROM {{ ref("clean") }} GROUP BY customer, window(ts, \'1 hour\')'},
     {"name": "totals", "sql": 'SELECT count(*) AS n, sum(amount) AS total, count(DISTINCT customer) AS customers '
-                              'FROM {{ ref("clean") }}', **PARQUET},
+                              'FROM {{ ref("clean") }}'},
     {"name": "ranked", "sql": 'SELECT order_id, row_number() OVER (PARTITION BY customer ORDER BY order_id) AS r '
                               'FROM {{ ref("clean") }}'},
     {"name": "all_customers", "sql": 'SELECT c.customer, o.order_id FROM {{ source("customers_raw") }} c '
@@ -165,18 +164,24 @@ def test_changed_sql_or_volatile_sql_is_rebuilt(spark: Any, tmp_project: Any) ->
     assert sorted(r[1] for r in table(spark, changed, "clean") if r[1] is not None) == [6.0, 15.0, 20.0]
 
 
-def test_aggregate_state_lives_in_the_version(spark: Any, tmp_project: Any) -> None:
+def test_aggregate_state_is_a_delta_table_recorded_by_the_model_commit(spark: Any, tmp_project: Any) -> None:
     project = shop(tmp_project)
     run(spark, project, ["clean", "by_customer"])
     wh = Warehouse.for_project(project)
-    v1 = wh.table_location("by_customer")
-    assert v1 is not None and (v1 / STATE).is_dir()
-    assert all(not p.name.startswith("_streamt") for p in v1.glob("part-*"))
+    state = wh.model_dir("by_customer") / STATE
+    first = current_commit(wh.data_dir("by_customer"))
+    assert first is not None and first.record is not None and first.record.states == {STATE: 0}
+    assert (state / "_delta_log").is_dir()
     add_orders(project, "part-2.json", SECOND)
-    run(spark, project, ["clean", "by_customer"])
-    v2 = wh.table_location("by_customer")
-    assert v2 is not None and v2 != v1 and not v1.exists() and (v2 / STATE).is_dir()
-    shutil.rmtree(v2 / STATE)  # a version without its state (damaged, or written by an older release)
+    merged = run(spark, project, ["clean", "by_customer"])["by_customer"]
+    assert merged.refresh == "merge", merged.refresh_note
+    second = current_commit(wh.data_dir("by_customer"))
+    assert second is not None and second.record is not None and second.record.states == {STATE: 1}
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{state}`").collect()
+    assert sorted((r["version"], r["operation"]) for r in history) == [(0, "WRITE"), (1, "MERGE")]
+    # a run killed between its MERGE and the model's commit leaves the state a version ahead of the record:
+    stored = spark.read.format("delta").load(str(state))  # (a commit the model's record does not name)
+    stored.limit(1).write.format("delta").mode("append").save(str(state))
     add_orders(project, "part-3.json", [dict(SECOND[0], order_id=9)])
     result = run(spark, project, ["clean", "by_customer"])["by_customer"]
     assert result.refresh == "full" and "state" in (result.refresh_note or "")
@@ -200,18 +205,18 @@ def test_appended_table_is_compacted(spark: Any, tmp_project: Any, monkeypatch: 
 
 
 def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> None:
-    from dagster_streamt.spark.table_state import SET
 
     models = [{"name": "per_status", "sql": 'SELECT status, count(DISTINCT qty) AS sizes, sum(DISTINCT qty) AS qtys, '
                                             'avg(DISTINCT qty) AS mean_qty, count(*) AS n, sum(amount) AS total '
-                                            'FROM {{ source("orders_raw") }} GROUP BY status', **PARQUET},
+                                            'FROM {{ source("orders_raw") }} GROUP BY status'},
               {"name": "everyone", "sql": 'SELECT count(DISTINCT customer) AS customers, count(*) AS n '
-                                          'FROM {{ source("orders_raw") }}', **PARQUET}]
+                                          'FROM {{ source("orders_raw") }}'}]
     project = shop(tmp_project, models=models)
     fresh = shop(tmp_project, name="fresh", models=models)
     run(spark, project)
     wh = Warehouse.for_project(project)
-    first_set = {p.name for p in (wh.table_location("per_status") / SET).glob("part-*")}
+    set_path = wh.model_dir("per_status") / SET
+    first_set = {p.name for p in set_path.glob("part-*")}
     batches = [[dict(FIRST[0], order_id=20, customer=None, qty=None), dict(FIRST[1], order_id=21)],  # NULLs, seen pairs
                [dict(FIRST[0], order_id=22, customer=None, qty=9), dict(SECOND[1], order_id=23, status="open")]]
     for i, batch in enumerate(batches):
@@ -219,9 +224,10 @@ def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> N
         add_orders(fresh, f"more-{i}.json", batch)
         result = run(spark, project)
         assert {r.refresh for r in result.values()} == {"merge"}, {n: r.refresh_note for n, r in result.items()}
-    version = wh.table_location("per_status")
-    assert first_set <= {p.name for p in (version / SET).glob("part-*")}  # the old pairs are kept as they were
-    pairs = rows(spark, version / SET)
+    assert first_set <= {p.name for p in set_path.glob("part-*")}  # the old pairs are kept as they were
+    ops = spark.sql(f"DESCRIBE HISTORY delta.`{set_path}`").collect()
+    assert sorted(r["operation"] for r in ops) == ["WRITE", "WRITE", "WRITE"]  # appends: no file rewritten
+    pairs = rows(spark, set_path, "delta")
     assert len(pairs) == len({(r["status"], r["_streamt_d0"]) for r in pairs})  # each pair once, NULL included
     run(spark, fresh)
     for name in ("per_status", "everyone"):
@@ -232,7 +238,7 @@ def test_distinct_sets_grow_by_new_pairs_only(spark: Any, tmp_project: Any) -> N
 def test_a_rewrite_with_the_same_size_and_time_is_read_again(spark: Any, tmp_project: Any) -> None:
     models = [{"name": "clean", "sql": 'SELECT order_id, customer, amount FROM {{ source("orders_raw") }}'},
               {"name": "per_customer", "sql": 'SELECT customer, count(*) AS n, sum(amount) AS total '
-                                              'FROM {{ ref("clean") }} GROUP BY customer', **PARQUET}]
+                                              'FROM {{ ref("clean") }} GROUP BY customer'}]
     project = shop(tmp_project, models=models)
     path = project.root / "data" / "orders" / "part-1.json"
     first = run(spark, project)

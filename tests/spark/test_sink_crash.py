@@ -5,8 +5,8 @@ PostgreSQL tables - is compared with values computed here in plain Python.
 The kill points: during start (a JVM of the run exists), during the stream (a new offsets file), during
 the Delta write of the table (a new data file of it exists: the commit is a few milliseconds away, so the
 kill lands before or after it), and - with the run started through tests/spark/crash_launcher.py, which
-wraps the product function that runs next so that the run pauses exactly there - a file export swap and
-a JDBC commit.
+wraps the product function that runs next so that the run pauses exactly there - between an aggregation
+state's MERGE and the table's commit, a file export swap and a JDBC commit.
 """
 
 from __future__ import annotations
@@ -209,6 +209,7 @@ def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, p
     stages: list[tuple[str, Callable[[subprocess.Popen[str]], Callable[[], bool]], str | None]] = [
         ("start", java_started, None),
         ("stream", new_offsets, None),
+        ("state merged, table not committed", paused("state-merged"), "state-merged"),
         ("table write", table_files, None),
         ("file export swap", paused("export-swap"), "export-swap"),
         ("jdbc commit", paused("jdbc-commit"), "jdbc-commit"),
