@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything dagster-streamt needs on a fresh Debian/Ubuntu machine: Java 17 for Spark
-# (when missing), PostgreSQL + its JDBC driver for the JDBC sink tests, Chromium for the docs site's
+# (when missing), Delta Lake's and Kafka's jars (with Maven), PostgreSQL + its JDBC driver for the JDBC sink tests, Chromium for the docs site's
 # browser tests, and the Python package (its dev extras bring Playwright, which drives that Chromium:
 # never `playwright install`, which downloads a browser of its own; and the docs extra: MkDocs, Material and
 # mkdocstrings, which build the user guide in docs/).
@@ -45,6 +45,12 @@ if ! command -v mvn >/dev/null 2>&1; then
 fi
 if command -v mvn >/dev/null 2>&1 && ! bash scripts/kafka_jars.sh; then
   echo "setup: some Kafka jars are missing (above); the Kafka tests that need them skip" >&2
+fi
+# Delta Lake's jars (delta-spark, delta-storage) for the same pyspark, into the same cache (scripts/delta_jars.sh):
+# every table and stream output is a Delta table, so a missing Maven fails setup here rather than every run later.
+if ! command -v mvn >/dev/null 2>&1 || ! bash scripts/delta_jars.sh; then
+  echo "setup: Delta Lake's jars could not be resolved (above); runs that store tables will fail" >&2
+  exit 1
 fi
 bash scripts/flink_venv.sh || echo "setup: Apache Flink's venv failed (above); the Flink reference tests (tests/flink) skip" >&2
 echo "setup: done ($(java -version 2>&1 | head -1); $(python3 -c 'import pyspark; print("pyspark", pyspark.__version__)'))"

@@ -86,9 +86,7 @@ def stored_relations(spark: SparkSession, project: Project) -> Resolve:
             raise ValueError(f"model {name} has not been materialized yet (nothing in the warehouse)")
         if entry.layout == "view" or location is None:
             return quote(register_model_view(spark, project, name))
-        reader = spark.read.format(entry.format).options(**entry.options)
-        schema = entry.schema()
-        (reader.schema(schema) if schema is not None else reader).load(str(location)).createOrReplaceTempView(view)
+        entry.read(spark).load(str(location)).createOrReplaceTempView(view)
         return quote(view)
 
     return resolve
@@ -271,7 +269,7 @@ def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Pat
         return (f"continuous tests read the rows a stream model appends, but model {model} is a {entry.kind} "
                 f"stored as {entry.layout} (e.g. output_mode complete); use a `type: sample` test")
     data = warehouse.data_dir(model)
-    if not (data / "_spark_metadata").is_dir():
+    if not (data / "_delta_log").is_dir():
         return f"model {model} has no committed stream output yet ({data}); run it first"
     return entry, data
 
@@ -315,8 +313,7 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
     entry, source_dir = output
     call_id = uuid.uuid4().hex
-    stream = (spark.readStream.format(entry.format).options(**entry.options).schema(entry.stored_schema())
-              .load(str(source_dir)))
+    stream = entry.read_stream(spark).load(str(source_dir))
     file_time = False
     if any(isinstance(a.params, MaxLag) for a in parsed):
         try:

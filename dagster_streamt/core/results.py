@@ -3,6 +3,7 @@ the CLI prints it. Nothing here touches Spark."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +35,14 @@ class ModelResult:
     topic_rows: int | None = None  # rows published to it this run
     refresh: str | None = None  # tables: full | unchanged | append | merge (how this run brought it up to date)
     refresh_note: str | None = None  # why a full rebuild, or what the increment was
+    delta_version: int | None = None  # the output is a Delta table at ``location``: its version after this run
+
+    @property
+    def read_line(self) -> str | None:
+        """How any program reads a Delta output without Spark, in one line (delta-rs); None otherwise."""
+        if self.delta_version is None or not self.location:
+            return None
+        return f"deltalake.DeltaTable({json.dumps(self.location)}).to_pandas()"
 
     @property
     def ok(self) -> bool:

@@ -45,6 +45,10 @@ def result_metadata(result: ModelResult) -> dict[str, Any]:
         md["refresh_note"] = result.refresh_note or ""
     if result.location:
         md["location"] = dg.MetadataValue.path(str(result.location))
+    if result.delta_version is not None:  # any engine that reads Delta reads it there
+        md["table_format"] = "delta"
+        md["delta_version"] = int(result.delta_version)
+        md["read"] = result.read_line or ""
     if result.schema:
         md["dagster/column_schema"] = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in result.schema])
     if result.last_watermark:

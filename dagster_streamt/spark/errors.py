@@ -15,7 +15,7 @@ _SPARK_VERSION = pyspark.__version__
 PACKAGE_HINTS: dict[str, str] = {
     "kafka": f"org.apache.spark:spark-sql-kafka-0-10_2.13:{_SPARK_VERSION}",
     "avro": f"org.apache.spark:spark-avro_2.13:{_SPARK_VERSION}",
-    "delta": "io.delta:delta-spark_2.13:<a Delta release built for Spark 4>",
+    "delta": "io.delta:delta-spark_4.2_2.13:4.4.0 (`bash scripts/setup.sh` caches it)",
 }
 _NOISE = re.compile(
     r"^(An error occurred while calling|JVM stacktrace:|Traceback|\tat |at |=== Streaming Query ===|py4j\.)"
@@ -25,6 +25,9 @@ _SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
 _MISSING_SOURCE = re.compile(
     r"Failed to find (?:the )?data source:?\s*`?(\w+(?:\.\w+)*)|DATA_SOURCE_NOT_FOUND|DATA_SOURCE_NOT_ENABLED", re.I)
 MAX_MESSAGE = 600
+# errors that only say where another one happened (a task of Delta's writer, say): the cause is the news
+_WRAPPERS = ("[TASK_WRITE_FAILED]",)
+_CAUSE = re.compile(r"^\s*Caused by: [\w.$]+: (.+)$", re.M)
 
 
 class StreamtSparkError(Exception):
@@ -44,8 +47,32 @@ class ModelRunError(StreamtSparkError):
 
 
 def first_meaningful_line(exc: BaseException) -> str:
-    """The line of a (possibly JVM) error that says what went wrong, without plans or stacks."""
-    text = str(exc) or type(exc).__name__
+    """The line of a (possibly JVM) error that says what went wrong, without plans or stacks; for an
+    error that only wraps another (:data:`_WRAPPERS`), the first cause that does not."""
+    line = _meaningful(str(exc) or type(exc).__name__) or type(exc).__name__
+    if not line.startswith(_WRAPPERS):
+        return line
+    causes: list[str] = []
+    inner = _cause(exc)  # pyspark's captured JVM errors keep their cause chain
+    while inner is not None and len(causes) < 10:
+        causes.append(str(inner))
+        inner = _cause(inner)
+    # or a printed JVM stack trace names it (pyspark keeps it apart from the message when its debug is off)
+    causes += _CAUSE.findall(f"{exc}\n{getattr(exc, '_stackTrace', '') or ''}")
+    for cause in causes:
+        found = _meaningful(cause)
+        if found and not found.startswith(_WRAPPERS):
+            return f"{found} ({line.split(']')[0].lstrip('[')})"[:MAX_MESSAGE]
+    return line
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    """The exception ``exc`` wraps: Python's chain, or the JVM cause pyspark's captured errors convert."""
+    inner = getattr(exc, "_cause", None) or exc.__cause__
+    return inner if isinstance(inner, BaseException) else None
+
+
+def _meaningful(text: str) -> str | None:
     m = _TERMINATED.search(text)
     if m:
         text = m.group(1)
@@ -57,7 +84,7 @@ def first_meaningful_line(exc: BaseException) -> str:
         line = re.sub(r"^(java\.lang\.AssertionError: )?assertion failed: ", "", line)
         line = re.sub(r"^(org\.apache\.spark\.[\w.]+|java\.[\w.]+)(Exception|Error): ", "", line)
         return line[:MAX_MESSAGE]
-    return type(exc).__name__
+    return None
 
 
 def missing_format(exc: BaseException) -> str | None:

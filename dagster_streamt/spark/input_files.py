@@ -31,6 +31,7 @@ class Snapshot:
     root: Path  # the folder keys are relative to (sources: absolute keys, root is the source location)
     files: Mapping[str, Fingerprint]
     relative: bool  # keys relative to root (stored tables) or absolute paths (sources)
+    version: int | None = None  # a Delta table's version these are the files of (readers read that version)
 
     def paths(self, keys: list[str] | None = None) -> list[str]:
         """Absolute paths of ``keys`` (default: every file), sorted."""

@@ -1,9 +1,9 @@
 """``materialized: table`` with ``partitioned_by``: a run replaces exactly its partitions.
 
 One query computes every partition of the run (a 30-day backfill reads its inputs once and writes
-once); rows are routed to ``streamt_partition=<key>/`` folders with Spark's dynamic partition
-overwrite, and a partition of the run that produced no rows is emptied, so re-running a partition
-never duplicates rows and never leaves stale ones.
+once); rows are routed to ``streamt_partition=<key>/`` folders and the run's partitions replaced in one
+Delta commit (``replaceWhere`` on its keys, emptied partitions included). Re-running a partition never
+duplicates rows and never leaves stale ones.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from pyspark.sql import functions as F
 from ..core.results import ModelResult
 from ..spec.models import Model
 from .context import RunContext
+from .delta_table import DELTA, current_commit, is_delta_table
 from .errors import ModelRunError
 from .locks import FileLock
-from .output import ROWS_CACHE, format_options, parquet_rows, schema_pairs
+from .output import schema_pairs
 from .partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
-from .paths import partition_folder
 from .relations import register, render
-from .warehouse import POINTER, VERSION_PREFIX, RegistryEntry
+from .warehouse import RegistryEntry
 
 
 def _scope(ctx: RunContext, model: Model) -> PartitionScope:
@@ -62,7 +62,6 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
     out = keyed.observe(obs, F.count(F.lit(1)).alias("all"), F.count(F.when(inside, 1)).alias("rows"),
                         F.collect_set(F.when(inside, F.col(KEY_COLUMN))).alias("keys")).filter(inside)
     adv = model.advanced.spark
-    options = format_options(adv.format)
     sig = signature(pb)
     model_dir = ctx.warehouse.model_dir(name)
     data = ctx.warehouse.data_dir(name)
@@ -75,29 +74,31 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
                                 "--full-refresh ...` drops every stored partition first)", name)
         if full_refresh or (entry is not None and entry.layout != "partitioned"):
             _drop_stored(ctx, name)  # an unpartitioned table (or the old partitioning) is replaced
-        (out.write.format(adv.format).options(**options).mode("overwrite")
-         .option("partitionOverwriteMode", "dynamic").partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
+        if data.exists() and not is_delta_table(data):
+            shutil.rmtree(data)
+        # one commit replaces exactly the run's partitions (emptied ones included)
+        (out.write.format(DELTA).mode("overwrite").option("replaceWhere", _in_keys(keys))
+         .partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
         metrics = obs.get
-        written = sorted(str(k) for k in metrics.get("keys") or [])
-        for key in set(keys) - set(written):  # the partition is now empty: drop its old rows
-            shutil.rmtree(data / partition_folder(KEY_COLUMN, key), ignore_errors=True)
-        ctx.warehouse.write_entry(RegistryEntry(name=name, kind="table", layout="partitioned", format=adv.format,
-                                                schema_json=df.schema.json(), options=options, partitioning=sig))
-        # the table is every partition, this run's and the others: their footers say (no scan), each
-        # file's read once (Spark names every file it writes anew, so a count kept by path holds)
-        size = parquet_rows(data, cache=model_dir / ROWS_CACHE) if adv.format == "parquet" else None
+        commit = current_commit(data)  # the table is every partition, this run's and the others
+        size = commit.rows if commit is not None else None
+        ctx.warehouse.write_entry(RegistryEntry(name=name, kind="table", layout="partitioned", format=DELTA,
+                                                schema_json=df.schema.json(), partitioning=sig))
     seen = metrics.get("rows")
     rows = int(seen) if seen is not None else None  # no count back: unknown, not 0
     return ModelResult(model=name, materialized="table", status="success", rows_written=rows, table_rows=size,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
                        location=str(data), quarantined_rows=stats.quarantined, sql=rendered.sql,
-                       partitions=keys,
+                       partitions=keys, delta_version=commit.version if commit is not None else None,
                        rows_outside_partitions=int(metrics.get("all") or 0) - rows if rows is not None else 0)
 
 
+def _in_keys(keys: list[str]) -> str:
+    """``streamt_partition IN (...)`` over the run's keys, as SQL string literals."""
+    quoted = ("'" + k.replace("\\", "\\\\").replace("'", "\\'") + "'" for k in keys)
+    return f"{KEY_COLUMN} IN ({', '.join(quoted)})"
+
+
 def _drop_stored(ctx: RunContext, name: str) -> None:
-    model_dir = ctx.warehouse.model_dir(name)
-    (model_dir / POINTER).unlink(missing_ok=True)
-    for old in model_dir.glob(f"{VERSION_PREFIX}*"):
-        shutil.rmtree(old, ignore_errors=True)
+    """Every stored partition goes (a full refresh, or a change of partitioning or layout)."""
     shutil.rmtree(ctx.warehouse.data_dir(name), ignore_errors=True)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
 
 from ..compile.modes import appends
 from ..compile.render import RenderError, render_sql
@@ -24,6 +23,7 @@ from ..sql import parse_query, whole_scans
 from ..sql.flink import Translation, TranslationError, translate
 from ..sql.flink_types import Catalog
 from .context import RunContext
+from .delta_table import DELTA
 from .errors import ModelRunError
 from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
 from .partitions import KEY_COLUMN, signature
@@ -232,6 +232,10 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
             stats = stats + ensure(ctx, Input(kind, name, "batch", name))
         ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(inp.view)} AS {entry.sql}")
         return stats
+    if entry.layout == "versioned" or (entry.layout in ("stream", "partitioned") and entry.format != DELTA):
+        raise ModelRunError(f"model {inp.name} is stored in the plain-file layout of an older dagster-streamt; "
+                            f"rebuild it as a Delta table: `streamt run -s {inp.name} --full-refresh`", inp.name)
+    snapshot = None
     if entry.layout == "partitioned":
         df = _read_partitions(ctx, entry, inp)
         location: Path = ctx.warehouse.data_dir(inp.name)
@@ -241,22 +245,20 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
         if found is None:
             raise not_materialized(inp.name)
         location = found
-        reader = ctx.spark.read.format(entry.format).options(**entry.options)
-        schema = entry.schema()
-        if schema is not None:
-            reader = reader.schema(schema)
-        if inp.files:  # an incremental refresh: the files appended since the consumer last read
+        if inp.files:  # an incremental refresh: the files Delta's log added since the consumer last read
+            # (Delta never rewrites a data file, so they are plain Parquet files)
+            reader = ctx.spark.read.format("parquet").option("basePath", str(location))
+            schema = entry.schema()
+            reader = reader.schema(schema) if schema is not None else reader
             reader.load(list(inp.files)).createOrReplaceTempView(inp.view)
-            return InputStats(_parquet_rows(inp.files) if entry.format == "parquet" else None)
-        if entry.layout == "stream" and snapshot is not None and schema is not None:  # pinned to the files its
-            # output log has committed
-            paths = snapshot.paths()
-            df = reader.option("basePath", str(location)).load(paths) if paths else \
-                ctx.spark.createDataFrame([], schema)
-        else:
-            df = reader.load(str(location))
+            return InputStats(_parquet_rows(inp.files))
+        reader = entry.read(ctx.spark)
+        if snapshot is not None and snapshot.version is not None:  # the version the run's snapshot saw,
+            reader = reader.option("versionAsOf", snapshot.version)  # whatever a concurrent run committed since
+        df = reader.load(str(location))
     df.createOrReplaceTempView(inp.view)
-    if entry.rows is not None and entry.version == location.name:  # counted when this version was written
+    version = str(snapshot.version) if snapshot is not None else None
+    if entry.rows is not None and version is not None and entry.version == version:  # counted when written
         return InputStats(entry.rows)
     return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
 
@@ -278,8 +280,7 @@ def _read_partitions(ctx: RunContext, entry: RegistryEntry, inp: Input) -> DataF
     schema = entry.schema()
     if schema is None or not data.is_dir():
         raise not_materialized(inp.name)
-    df = (ctx.spark.read.format(entry.format).options(**entry.options).option("basePath", str(data))
-          .schema(schema.add(KEY_COLUMN, StringType())).load(str(data)))
+    df = ctx.spark.read.format(DELTA).load(str(data))  # Delta knows its columns, the partition column included
     if inp.keys is not None:
         df = df.filter(F.col(KEY_COLUMN).isin(list(inp.keys)))
     return df.drop(KEY_COLUMN)
@@ -298,8 +299,9 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
         raise not_materialized(inp.name)
     data = ctx.warehouse.data_dir(inp.name)
     data.mkdir(parents=True, exist_ok=True)
-    df = ctx.spark.readStream.format(entry.format).options(**entry.options).schema(schema).load(str(data))
-    watermarked(counted_stream(df, inp), inp).createOrReplaceTempView(inp.view)
+    df = entry.read_stream(ctx.spark).load(str(data))
+    # Delta's streaming source has no file metadata column: no arrival time for its rows
+    watermarked(counted_stream(df, inp, files=False), inp).createOrReplaceTempView(inp.view)
     return InputStats()
 
 

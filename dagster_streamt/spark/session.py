@@ -101,8 +101,8 @@ def _client(url: str, conf: Mapping[str, str]) -> SparkSession:
     connect_modules()
     # Only SQL settings can be changed by a client; static ones belong to the server.
     runtime: dict[str, str | int | float | bool | None] = {
-        k: v for k, v in conf.items() if k.startswith("spark.sql.") and
-        k not in ("spark.sql.catalogImplementation", "spark.sql.warehouse.dir")}
+        k: v for k, v in conf.items() if k.startswith("spark.sql.") and not k.startswith("spark.sql.catalog.") and
+        k not in ("spark.sql.catalogImplementation", "spark.sql.warehouse.dir", "spark.sql.extensions")}
     try:
         # pyspark's own builder: it also switches pyspark.sql.functions to Connect for this process.
         return SparkSession.builder.remote(url).config(map=runtime).getOrCreate()

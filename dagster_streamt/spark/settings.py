@@ -16,6 +16,7 @@ from typing import Any
 from ..spec.models import ConnectServer
 from ..spec.project import Project
 from ..spec.topics import uses_kafka_broker
+from .delta_jars import DeltaJarsMissing, uses_delta, with_delta
 from .paths import ProjectPaths
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
@@ -93,6 +94,15 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         try:
             conf = with_connector_jars(conf)
         except KafkaJarsMissing as exc:
+            from .errors import SparkSetupError
+
+            raise SparkSetupError(str(exc)) from None
+    # Delta Lake's jars, extension and catalog, from the same jar cache: in every session (one session may
+    # serve several projects, and a view may come to read a Delta table), required when the project stores one
+    try:
+        conf = with_delta(conf)
+    except DeltaJarsMissing as exc:
+        if uses_delta(project):
             from .errors import SparkSetupError
 
             raise SparkSetupError(str(exc)) from None

@@ -29,6 +29,7 @@ from ..spec.connectors import sink_target
 from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from ..spec.topics import local_dir
+from . import delta_sink
 from .checkpoints import explain_failure, query_id
 from .context import RunContext
 from .errors import ModelRunError
@@ -202,7 +203,11 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
         prepared.verify()
     elif target.format == "jdbc":
         publish_snapshot(prepared.df, target.jdbc(), prepared.verify)
-    else:  # Delta's own transaction log makes an overwrite atomic
+    elif target.format == "delta":  # one Delta commit: overwrite, append or MERGE on the key
+        assert target.path is not None
+        scratch = ctx.warehouse.model_dir(target.model) / f".scratch-{ctx.run_id}"
+        delta_sink.publish(prepared.df, target.path, target.plan.mode, target.plan.key, prepared.verify, scratch)
+    else:
         _save(prepared.df, target, "overwrite" if target.plan.mode == "replace" else "append")
         prepared.verify()
 
@@ -242,6 +247,11 @@ class _SinkBatch:
                     and batch_id <= current.batch:
                 return  # Spark replayed a batch the export already holds
             export.publish(self._file_build(prepare(batch, target), query, batch_id), query, batch_id)
+        elif target.format == "delta":  # Delta skips a replayed append itself (txnAppId + txnVersion)
+            assert target.path is not None and target.plan is not None
+            prepared = prepare(batch, target)
+            delta_sink.publish(prepared.df, target.path, target.plan.mode, target.plan.key, prepared.verify,
+                               Path(self.checkpoint) / f".scratch-{batch_id}", (f"streamt-{query}", batch_id))
         else:  # other formats: no transaction to join, so the batch id is recorded after the write
             commits = Path(self.checkpoint) / COMMITS
             last = _last_commit(commits)

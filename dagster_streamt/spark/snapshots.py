@@ -4,11 +4,11 @@ run may just have written a new version)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..spec.models import Source
 from .context import RunContext
-from .input_files import Snapshot, listed_by_python, listed_by_spark, source_location, tree_files
+from .delta_table import DELTA
+from .delta_table import snapshot as delta_snapshot
+from .input_files import Snapshot, listed_by_python, listed_by_spark, source_location
 from .sources import read_source
 from .warehouse import RegistryEntry
 
@@ -29,9 +29,8 @@ def _source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
 
 
 def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
-    """The data files of a stored model now: a table's current version, or the files a stream's
-    output log has committed (once per run: readers of it in this run read those); None for views
-    and partitioned tables."""
+    """The data files of a stored model's Delta table now, with its version number (once per run:
+    readers of it in this run read that version); None for views and partitioned tables."""
     # once per run and model: the refresh decision and the reader see the same version even when a
     # concurrent run swaps in another meanwhile (an input model of this run has finished before anyone
     # reading it asks)
@@ -39,20 +38,6 @@ def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
 
 
 def _model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
-    if entry.layout == "versioned":
-        location = ctx.warehouse.current_version(entry.name)
-        files = tree_files(location) if location is not None else None
-        return Snapshot(location, files, relative=True) if location is not None and files is not None else None
-    if entry.layout == "stream":
-        data = ctx.warehouse.data_dir(entry.name)
-        schema = entry.schema()
-        if schema is None or not data.is_dir():
-            return None
-        listed = ctx.spark.read.format(entry.format).options(**entry.options).schema(schema).load(str(data))
-        files = listed_by_spark(listed.inputFiles())
-        if files is None:
-            return None
-        if not all(Path(p).is_relative_to(data) for p in files):
-            return None
-        return Snapshot(data, {str(Path(p).relative_to(data)): fp for p, fp in files.items()}, relative=True)
+    if entry.format == DELTA and entry.layout in ("delta", "stream"):  # its current version's files
+        return delta_snapshot(ctx.warehouse.data_dir(entry.name))
     return None

@@ -1,14 +1,16 @@
 """``materialized: stream``: Structured Streaming into ``<warehouse>/<model>/data``.
 
 ``trigger(availableNow=True)`` by default: each run processes exactly the data that arrived since the
-last one and stops, so schedules and sensors drive streams like batch jobs. The file sink's
-``_spark_metadata`` log plus the checkpoint make the output exactly-once across reruns and crashes.
+last one and stops, so schedules and sensors drive streams like batch jobs. The output is a Delta table
+(Delta's streaming sink: one commit per micro-batch, recorded with the query id and batch id, so a
+replayed batch is skipped); with the checkpoint that makes the output exactly-once across reruns and
+crashes.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +24,11 @@ from ..core.results import ModelResult
 from ..spec.models import Model
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 from .context import RunContext
+from .delta_table import DELTA, current_commit
 from .errors import ModelRunError
 from .live import await_query
 from .locks import FileLock
-from .output import OUT_METRIC, ROWS_CACHE, footer_rows, format_options, parquet_rows, schema_pairs
+from .output import OUT_METRIC, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
@@ -40,23 +43,19 @@ def checkpoint_lock(ctx: RunContext, name: str, what: str = "stream model") -> F
 
 @dataclass(frozen=True)
 class _CompleteBatch:
-    """foreachBatch for ``output_mode: complete``: every batch is the whole result, stored as a new
-    table version (atomic swap), so replays are harmless."""
+    """foreachBatch for ``output_mode: complete``: every batch is the whole result, one overwrite commit;
+    Delta skips a replayed batch (same app id and version)."""
 
     warehouse: str
     model: str
-    fmt: str
-    options: dict[str, str] = field(default_factory=dict)
     partition_by: tuple[str, ...] = ()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        def write(path: str) -> None:
-            writer = batch.write.format(self.fmt).options(**self.options)
-            if self.partition_by:
-                writer = writer.partitionBy(*self.partition_by)
-            writer.save(path)
-
-        Warehouse(Path(self.warehouse)).write_version(self.model, write)
+        writer = batch.write.format(DELTA).mode("overwrite").option("overwriteSchema", "true")
+        writer = writer.option("txnAppId", f"streamt-{self.model}").option("txnVersion", str(batch_id))
+        if self.partition_by:
+            writer = writer.partitionBy(*self.partition_by)
+        writer.save(str(Warehouse(Path(self.warehouse)).data_dir(self.model)))
 
 
 def _fingerprint(df: DataFrame, rendered: Rendered, mode: str, fmt: str) -> dict[str, Any]:
@@ -108,53 +107,41 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
     if not df.isStreaming:
         raise ModelRunError(f"stream model {name} reads no streaming input (only tables, views or batch-only "
                             "sources); make it `materialized: table`", name)
-    fingerprint = _fingerprint(df, rendered, mode, adv.format)
+    fingerprint = _fingerprint(df, rendered, mode, DELTA)
     check_fingerprint(checkpoint, name, fingerprint)
-    options = format_options(adv.format)
     writer = (df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")).writeStream
               .queryName(f"{name}__{ctx.run_id}").outputMode(mode)
               .option("checkpointLocation", str(checkpoint)).trigger(**trigger))
+    data = ctx.warehouse.data_dir(name)
     if mode == "append":
-        data = ctx.warehouse.data_dir(name)
         data.mkdir(parents=True, exist_ok=True)
-        writer = writer.format(adv.format).options(**options).option("path", str(data))
+        writer = writer.format(DELTA).option("path", str(data))
         if adv.partition_by:
             writer = writer.partitionBy(*adv.partition_by)
-        layout, location = "stream", data
+        layout = "stream"
     else:
-        writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, adv.format, options,
-                                                    tuple(adv.partition_by)))
-        layout, location = "versioned", ctx.warehouse.model_dir(name)
+        writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, tuple(adv.partition_by)))
+        layout = "delta"
     try:
         query = writer.start()
     except Exception as exc:
         raise explain_failure(name, exc) from exc
-    entry = RegistryEntry(name=name, kind="stream", layout=layout, format=adv.format,
-                          schema_json=df.schema.json(), options=options)
-    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, location, rendered.sql, stats.quarantined)
+    entry = RegistryEntry(name=name, kind="stream", layout=layout, format=DELTA, schema_json=df.schema.json())
+    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, data, rendered.sql, stats.quarantined)
 
 
 def record_stream(ctx: RunContext, started: StartedStream) -> None:
-    """Remember the query shape for the next fingerprint check and register the output for readers."""
+    """Remember the query shape for the next fingerprint check and register the output for readers,
+    with the version and rows they find (the caller holds the checkpoint lock)."""
     save_fingerprint(started.checkpoint, started.fingerprint)
+    commit = current_commit(started.location)
+    started.entry.version = str(commit.version) if commit is not None else None
+    started.entry.rows = commit.rows if commit is not None else None
     ctx.warehouse.write_entry(started.entry)
 
 
-def _output_rows(ctx: RunContext, started: StartedStream) -> int | None:
-    """Rows the stream's stored output holds now, from the Parquet footers of the files its output log
-    has committed (or of the current version, complete mode); None for other formats (the batch
-    counts of this run are not the output's size)."""
-    entry = started.entry
-    if entry.format != "parquet":
-        return None
-    if entry.layout == "versioned":
-        version = ctx.warehouse.current_version(entry.name)
-        return parquet_rows(version) if version is not None else None
-    try:
-        files = ctx.spark.read.format("parquet").schema(started.schema).load(str(started.location)).inputFiles()
-    except Exception:  # no committed output yet, or the log cannot be read here
-        return None
-    return footer_rows(files, cache=ctx.warehouse.model_dir(entry.name) / ROWS_CACHE)
+def _version(entry: RegistryEntry) -> int | None:
+    return int(entry.version) if entry.version is not None else None
 
 
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
@@ -180,9 +167,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
             raise explain_failure(name, exc) from exc
         record_stream(ctx, started)
         location = started.location
-        if started.entry.layout == "versioned":
-            location = ctx.warehouse.table_location(name) or location
-        size = _output_rows(ctx, started)  # under the lock: the output and its counts cache as this run left them
+        size = started.entry.rows  # the file statistics of the version record_stream saw
     s = summarize(query.recentProgress, OUT_METRIC)
     return ModelResult(
         model=name, materialized="stream", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
@@ -190,5 +175,5 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,
-        arrival_lag_s=s.arrival_lag_s,
+        arrival_lag_s=s.arrival_lag_s, delta_version=_version(started.entry),
         sql=started.sql)

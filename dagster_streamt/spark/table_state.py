@@ -1,10 +1,13 @@
-"""An aggregation table's state in Spark: checking that it reproduces the model's columns, building it
-from the partial rows, merging the state of appended rows into the stored one, and computing the
-model's rows from it (:mod:`dagster_streamt.sql.aggregate_state` splits the SQL).
+"""An aggregation table's state as Delta tables: built from the partial rows, merged with the partial
+rows of appended input by Delta's ``MERGE``, and the model's rows computed from it
+(:mod:`dagster_streamt.sql.aggregate_state` splits the SQL).
 
-Layout inside a table version: ``_streamt_state/`` one row per group (keys, partial aggregates,
-DISTINCT tallies); with DISTINCT aggregates also ``_streamt_set/``, the (group, value) pairs seen so
-far, which a refresh extends with hard links to the old files plus a file of the new pairs.
+Beside the model's table (``<model>/data``) live ``<model>/_streamt_state`` (one row per group: keys,
+partial aggregates, DISTINCT tallies) and, with DISTINCT aggregates, ``<model>/_streamt_set`` (the
+(group, value) pairs seen so far, which a refresh appends to). Their Delta versions are recorded in
+the model table's commit (:class:`.refresh_record.RefreshRecord`): the model's rows and the state
+they came from are one pair. A run killed after merging the state but before committing the rows
+leaves the state a version ahead of the record; the next run sees it and rebuilds.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
 
@@ -22,16 +25,24 @@ from pyspark.sql.types import StructType
 
 from ..sql.aggregate_state import AggregateState
 from .context import RunContext
+from .delta_table import DELTA, current_version
 from .observed_views import collect_flows, sql_over
-from .warehouse import link_data_files
 
+STATE = "_streamt_state"
 SET = "_streamt_set"
 MERGES: dict[str, Callable[[Column], Column]] = {"sum": F.sum, "min": F.min, "max": F.max,
                                                   "bool_and": F.bool_and, "bool_or": F.bool_or}
+# how MERGE combines a stored value t and an appended one s, NULL meaning "no value" as in the aggregates
+_COMBINE = {"sum": "{t} + {s}", "min": "least({t}, {s})", "max": "greatest({t}, {s})",
+            "bool_and": "{t} AND {s}", "bool_or": "{t} OR {s}"}
 
 
 def _q(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(_ident(name))
+
+
+def _ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def same_columns(a: StructType, b: StructType) -> bool:
@@ -81,101 +92,140 @@ def state_matches(ctx: RunContext, state: AggregateState, partial: StructType, m
     return same_columns(final, model)
 
 
-def write_state(state: AggregateState, partial: DataFrame, path: str) -> None:
-    """A full build's state (and DISTINCT set) from every partial row, into the version at ``path``."""
-    if not state.distinct:
-        _write(partial, f"{path}/_streamt_state")
-        return
-    staged = stage(partial, f"{path}/_streamt_partial")  # two writes, one pass over the input
-    try:
-        _write(pairs(state, staged), f"{path}/{SET}")
-        _write(groups(state, staged), f"{path}/_streamt_state")
-    finally:
-        shutil.rmtree(f"{path}/_streamt_partial", ignore_errors=True)
+@dataclass(frozen=True)
+class StateTables:
+    """Where a model's state lives (``<model>/_streamt_state``, ``<model>/_streamt_set``)."""
+
+    model_dir: Path
+
+    @property
+    def state(self) -> Path:
+        return self.model_dir / STATE
+
+    @property
+    def set(self) -> Path:
+        return self.model_dir / SET
+
+    def versions(self, distinct: bool) -> dict[str, int] | None:
+        """The tables' current Delta versions (what a model commit records); None if one is missing."""
+        found = {STATE: current_version(self.state)}
+        if distinct:
+            found[SET] = current_version(self.set)
+        return None if None in found.values() else {k: v for k, v in found.items() if v is not None}
+
+    def drop(self) -> None:
+        """Remove the state of a model that no longer keeps one (its query changed)."""
+        for path in (self.state, self.set):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def stage(df: DataFrame, path: str) -> DataFrame:
-    """``df`` written to ``path`` and read back: what several jobs read is computed once, and a plan
-    over it holds no query references (Spark Connect cannot nest a query that travels with its
-    DataFrames in a view or in two branches of one plan)."""
-    _write(df, path)
+    """``df`` written to ``path`` (scratch Parquet, never read as a table) and read back: what several
+    jobs read is computed once, and a plan over it holds no query references (Spark Connect cannot
+    nest a query that travels with its DataFrames in a view or in two branches of one plan)."""
+    df.write.mode("error").parquet(path)
+    collect_flows(df)  # the metrics of observed inputs it read (Spark Connect)
     return df.sparkSession.read.parquet(path)
 
 
-def _write(df: DataFrame, path: str, mode: str = "error") -> None:
-    df.write.mode(mode).parquet(path)
-    collect_flows(df)  # the metrics of observed inputs it read (Spark Connect)
+def _save(df: DataFrame, path: Path, mode: str) -> None:
+    writer = df.write.format(DELTA).mode(mode)
+    if mode == "overwrite":
+        writer = writer.option("overwriteSchema", "true")
+    writer.save(str(path))
+    collect_flows(df)
 
 
-def final_frame(ctx: RunContext, state: AggregateState, groups_: DataFrame | str, names: list[str]) -> DataFrame:
-    """The model's rows computed from state rows: a DataFrame, or the state stored in the version at a path."""
+def read_state(ctx: RunContext, tables: StateTables, version: int) -> DataFrame:
+    return ctx.spark.read.format(DELTA).option("versionAsOf", version).load(str(tables.state))
+
+
+def build_state(state: AggregateState, partial: DataFrame, tables: StateTables, scratch: Path) -> dict[str, int]:
+    """A full build's state (and DISTINCT set) from every partial row: one overwrite commit each."""
+    if not state.distinct:
+        _save(partial, tables.state, "overwrite")
+    else:
+        staged = stage(partial, str(scratch / "partial"))  # two writes, one pass over the input
+        _save(pairs(state, staged), tables.set, "overwrite")
+        _save(groups(state, staged), tables.state, "overwrite")
+    found = tables.versions(bool(state.distinct))
+    assert found is not None  # just written
+    return found
+
+
+def final_frame(ctx: RunContext, state: AggregateState, rows: DataFrame, names: list[str]) -> DataFrame:
+    """The model's rows computed from state rows."""
     view = f"streamt_state_{uuid.uuid4().hex[:12]}"
-    rows = ctx.spark.read.parquet(f"{groups_}/_streamt_state") if isinstance(groups_, str) else groups_
     return sql_over(ctx.spark, state.final_sql(view, names), {view: rows})
 
 
 class Merge:
     """The merge of the appended rows' partial rows (``delta``, staged: see :func:`stage`) into the
-    state of version ``stored``.
+    state recorded by the model's current commit (``versions``)."""
 
-    The merged state and the model's rows are independent Spark jobs over small inputs, so they run at
-    once, each recomputing the small merge instead of waiting for the other's files."""
-
-    def __init__(self, ctx: RunContext, state: AggregateState, stored: str, delta: DataFrame) -> None:
-        self.ctx, self.state, self.stored = ctx, state, stored
-        self.old = ctx.spark.read.parquet(f"{stored}/_streamt_state")
+    def __init__(self, ctx: RunContext, state: AggregateState, tables: StateTables, versions: dict[str, int],
+                 delta: DataFrame) -> None:
+        self.ctx, self.state, self.tables, self.versions = ctx, state, tables, versions
+        self.old = read_state(ctx, tables, versions[STATE])
         self.delta = delta
 
     def fits(self) -> bool:
-        """Whether the appended rows' partial rows have the stored state's columns."""
-        return same_columns(groups(self.state, self.delta).schema, self.old.schema)
+        """Whether the state is the one the model's rows came from (no run merged into it since), and the
+        appended rows' partial rows have its columns."""
+        return self.tables.versions(bool(self.state.distinct)) == self.versions and \
+            same_columns(groups(self.state, self.delta).schema, self.old.schema)
 
-    def _append_new_pairs(self, path: str) -> DataFrame | None:
-        """Extend the set in the version at ``path`` with the delta's pairs not in the stored set yet
-        (hard links to its files, then one file of the new pairs); those pairs, read back from it
-        (None: no new pair)."""
+    def _new_pairs(self, scratch: Path) -> DataFrame | None:
+        """Append the delta's pairs not in the set yet (one Delta commit); those pairs (None: none)."""
         state = self.state
-        stored_set, new_set = Path(self.stored) / SET, Path(path) / SET
-        seen = self.ctx.spark.read.parquet(str(stored_set))
+        seen = self.ctx.spark.read.format(DELTA).option("versionAsOf", self.versions[SET]).load(str(self.tables.set))
         mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
         cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
-        linked = {p.relative_to(stored_set) for p in stored_set.rglob("*") if p.is_file()}
-        link_data_files(stored_set, new_set)
-        _write(mine.join(seen, cond, "left_anti"), str(new_set), "append")
-        added = sorted(str(p) for p in new_set.rglob("*.parquet") if p.relative_to(new_set) not in linked)
-        return self.ctx.spark.read.schema(seen.schema).parquet(*added) if added else None
+        new = stage(mine.join(seen, cond, "left_anti"), str(scratch / "pairs"))
+        if new.isEmpty():
+            return None
+        _save(new, self.tables.set, "append")
+        return new
 
-    def merged(self, new_pairs: DataFrame | None) -> DataFrame:
-        """The new state: the stored groups merged with the delta's values and the new pairs' tallies."""
+    def _changes(self, new_pairs: DataFrame | None) -> DataFrame:
+        """One row per group the delta touches: its values merged, and the tallies of its new pairs."""
         state, old = self.state, self.old
-        keys = [_q(k) for k in state.keys]
         if not state.distinct:
-            parts = [old, groups(state, self.delta)]
-        else:
-            def typed_null(name: str) -> Column:
-                return F.lit(None).cast(old.schema[name].dataType).alias(name)
+            return groups(state, self.delta)
+        keys = [_q(k) for k in state.keys]
 
-            values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
-            own_values, own_tallies = [_q(v.name) for v in state.values], [_q(t.name) for t in state.tallies]
-            parts = [old, values.select(*keys, *own_values, *[typed_null(t.name) for t in state.tallies])]
-            if new_pairs is not None:
-                parts.append(_per_group(state, new_pairs, _tally_exprs(state)).select(
-                    *keys, *[typed_null(v.name) for v in state.values], *own_tallies))
+        def typed_null(name: str) -> Column:
+            return F.lit(None).cast(old.schema[name].dataType).alias(name)
+
+        values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
+        nulls = [typed_null(t.name) for t in state.tallies]
+        parts = [values.select(*keys, *[_q(v.name) for v in state.values], *nulls)]
+        if new_pairs is not None:
+            parts.append(_per_group(state, new_pairs, _tally_exprs(state)).select(
+                *keys, *[typed_null(v.name) for v in state.values], *[_q(t.name) for t in state.tallies]))
         both = reduce(lambda a, b: a.unionByName(b), parts)
-        aggs = [MERGES[v.merge](_q(v.name)).cast(old.schema[v.name].dataType).alias(v.name) for v in state.values]
-        aggs += [F.sum(_q(t.name)).cast(old.schema[t.name].dataType).alias(t.name) for t in state.tallies]
-        merged = both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
-        return merged.select(*[_q(c) for c in old.columns])
+        aggs = [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values]
+        aggs += [F.sum(_q(t.name)).alias(t.name) for t in state.tallies]
+        return both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
 
-    def writes(self, path: str, model_rows: Callable[[DataFrame, str], None]) -> None:
-        """Extend the set (first: the tallies need its new pairs), then write the merged state and the
-        model's rows (``model_rows(merged, path)``) into the version at ``path`` concurrently; the
-        first failure is raised once both have ended."""
-        merged = self.merged(self._append_new_pairs(path) if self.state.distinct else None)
-        jobs: list[Callable[[], None]] = [lambda: _write(merged, f"{path}/_streamt_state"),
-                                          lambda: model_rows(merged, path)]
-        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="streamt-merge") as pool:
-            futures = [pool.submit(job) for job in jobs]
-            wait(futures)
-        for future in futures:
-            future.result()
+    def apply(self, scratch: Path) -> dict[str, int]:
+        """Extend the set (first: the tallies need its new pairs), then ``MERGE`` the changed groups into
+        the state; the tables' new versions."""
+        state, old = self.state, self.old
+        changes = self._changes(self._new_pairs(scratch) if state.distinct else None)
+        source = f"streamt_changes_{uuid.uuid4().hex[:12]}"
+        on = " AND ".join(f"t.{_ident(k)} <=> s.{_ident(k)}" for k in state.keys) or "true"
+        merges = [(v.name, v.merge) for v in state.values] + [(t.name, "sum") for t in state.tallies]
+        sets = ", ".join(
+            f"t.{_ident(n)} = CAST(CASE WHEN s.{_ident(n)} IS NULL THEN t.{_ident(n)} "
+            f"WHEN t.{_ident(n)} IS NULL THEN s.{_ident(n)} "
+            f"ELSE {_COMBINE[m].format(t='t.' + _ident(n), s='s.' + _ident(n))} END "
+            f"AS {old.schema[n].dataType.simpleString()})" for n, m in merges)
+        target = str(self.tables.state).replace("`", "``")
+        text = (f"MERGE INTO delta.`{target}` AS t USING `{source}` AS s ON {on} "
+                f"WHEN MATCHED THEN UPDATE SET {sets} WHEN NOT MATCHED THEN INSERT *")
+        sql_over(self.ctx.spark, text, {source: changes.select(*[_q(c) for c in old.columns])}).collect()
+        collect_flows(changes)
+        found = self.tables.versions(bool(state.distinct))
+        assert found is not None
+        return found

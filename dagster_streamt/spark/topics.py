@@ -114,8 +114,7 @@ def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any]) ->
     name = topic_query_name(model)
     checkpoint = ctx.paths.checkpoint(name)
     data = ctx.warehouse.data_dir(model.name)
-    stream = (ctx.spark.readStream.format(entry.format).options(**entry.options).schema(entry.stored_schema())
-              .load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
+    stream = (entry.read_stream(ctx.spark).load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
@@ -139,13 +138,13 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
         if folder is None:
             ensure_topic(ctx.project, model, topic)
         location = ctx.warehouse.table_location(model.name)
-        reader = ctx.spark.read.format(entry.format).options(**entry.options).schema(entry.stored_schema())
-        df = reader.load(str(location))
+        df = entry.read(ctx.spark).load(str(location))
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
-            staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{Path(str(location)).name}"
+            version = f"v{entry.version}"  # each Delta version once
+            staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{version}"
             df.write.mode("overwrite").json(str(staging))
-            _replace_parts(staging, folder, f"snapshot-{model.name}-{Path(str(location)).name}")
+            _replace_parts(staging, folder, f"snapshot-{model.name}-{version}")
             return df.count()
         return publish(df, topic_writer(ctx.project, model.name, topic), model.key_columns, model.name)
     name = topic_query_name(model)

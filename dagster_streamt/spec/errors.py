@@ -46,6 +46,7 @@ CODES: dict[str, str] = {
     "STR082": "sink writer needs a Spark package",
     "STR083": "Kafka Connect settings with no effect on Spark",
     "STR084": "local mode: a connector sink writes local files instead",
+    "STR090": "a table's plain file format: stored as Delta",
     "REF001": "reference to an unknown model",
     "REF002": "reference to an unknown source",
     "REF003": "test targets an unknown model or source",

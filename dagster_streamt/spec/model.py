@@ -106,7 +106,7 @@ class SparkAdvanced(Strict):
     output_mode: Literal["append", "complete", "update"] | None = None
     trigger: str | None = None
     shuffle_partitions: int | None = Field(default=None, ge=1)
-    format: str = "parquet"
+    format: str = "delta"  # kept for older projects: tables and stream outputs are Delta (STR090 notes others)
     partition_by: list[str] = Field(default_factory=list)
     conf: dict[str, str] = Field(default_factory=dict)
 

@@ -32,6 +32,7 @@ from .realtime import check_real_time
 from .rules import check_rules
 from .schedules import check_schedules
 from .sinks import check_sinks
+from .storage import check_storage
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,10 @@ def _schedules(loaded: LoadedProject) -> Diagnostics:
 
 def _sinks(loaded: LoadedProject) -> Diagnostics:
     return check_sinks(loaded.project, loaded.graph)
+
+
+def _storage(loaded: LoadedProject) -> Diagnostics:
+    return check_storage(loaded.project)
 
 
 def _real_time(loaded: LoadedProject) -> Diagnostics:
@@ -78,6 +83,7 @@ PASSES: tuple[ValidationPass, ...] = (
     ValidationPass("rules", _rules),
     ValidationPass("schedules", _schedules),
     ValidationPass("sinks", _sinks),
+    ValidationPass("storage", _storage),
     ValidationPass("real_time", _real_time),
     ValidationPass("data_tests", _data_tests),
     ValidationPass("masking", _masking, needs_valid=True),

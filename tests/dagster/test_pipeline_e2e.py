@@ -72,7 +72,7 @@ def materialized(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]
 def table(spark: Any, project: Path, name: str) -> list[dict[str, Any]]:
     location = Warehouse.for_project(load(project).project).table_location(name)
     assert location is not None, f"{name} has no table"
-    return [r.asDict() for r in spark.read.parquet(str(location)).collect()]
+    return [r.asDict() for r in spark.read.format("delta").load(str(location)).collect()]
 
 
 def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:

@@ -67,7 +67,7 @@ def _run_tz(root: Path, resource: Any) -> str:
     spark = SparkSession.getActiveSession()
     assert spark is not None
     location = Warehouse.for_project(load(root).project).table_location("tz")
-    return str(spark.read.parquet(str(location)).collect()[0]["tz"])
+    return str(spark.read.format("delta").load(str(location)).collect()[0]["tz"])
 
 
 @pytest.mark.spark

@@ -62,7 +62,7 @@ def materialize(root: Path) -> dict[str, dict[str, Any]]:
 def stored(spark: Any, root: Path, name: str) -> int:
     location = Warehouse.for_project(load(root).project).table_location(name)
     assert location is not None
-    return int(spark.read.parquet(str(location)).count())
+    return int(spark.read.format("delta").load(str(location)).count())
 
 
 def test_row_count_is_the_table_size_after_every_run(spark: Any, tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ this as the ``streamt`` process and ``kill -9``s its process group once ``MARKER
 The pause is injected here, from the test side, by wrapping the product function that runs next at
 that point (the product itself has no hook); then the real command line runs.
 
-Points: ``table-swap`` (a table version is written, ``_CURRENT`` not yet swapped: the pointer's
-``atomic_write``), ``export-swap`` (a file export version is complete, the path not yet swapped:
+Points: ``state-merged`` (an aggregation table's state has taken the appended rows in its ``MERGE``
+commit; the table's own commit, which records that state version, is not written yet:
+``table_state.Merge.apply``), ``export-swap`` (a file export version is complete, the path not yet swapped:
 ``FileExport._swap``), ``jdbc-commit`` (a JDBC sink's transaction has run the statements that publish,
 not yet committed: ``Connection.commit`` after ``_publish``), ``kafka-commit`` (a batch's records are in an
 open Kafka transaction, not yet committed: ``commit_transaction``), ``kafka-committed`` (the transaction with
@@ -23,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from dagster_streamt.kafka import transactions
-from dagster_streamt.spark import export_files, jdbc_sink, jdbc_tx, warehouse
+from dagster_streamt.spark import export_files, jdbc_sink, jdbc_tx, table_state
 
-POINTS = ("table-swap", "export-swap", "jdbc-commit", "kafka-commit", "kafka-committed")
+POINTS = ("state-merged", "export-swap", "jdbc-commit", "kafka-commit", "kafka-committed")
 
 
 def pause(folder: Path, point: str) -> None:
@@ -38,15 +39,15 @@ def pause(folder: Path, point: str) -> None:
 
 def install(point: str, folder: Path) -> None:
     """Wrap the function that runs right after ``point`` so that it pauses first."""
-    if point == "table-swap":
-        write = warehouse.atomic_write
+    if point == "state-merged":
+        apply = table_state.Merge.apply
 
-        def atomic_write(path: Path, *args: Any, **kwargs: Any) -> Any:
-            if Path(path).name == warehouse.POINTER:
-                pause(folder, point)
-            return write(path, *args, **kwargs)
+        def merged(self: table_state.Merge, scratch: Path) -> dict[str, int]:
+            versions = apply(self, scratch)
+            pause(folder, point)
+            return versions
 
-        warehouse.atomic_write = atomic_write  # type: ignore[assignment]
+        table_state.Merge.apply = merged  # type: ignore[method-assign]
     elif point == "export-swap":
         swap = export_files.FileExport._swap
 

@@ -46,6 +46,10 @@ def run(spark: Any, project: Project, names: Iterable[str] | None = None,
 
 
 def rows(spark: Any, path: str | Path, fmt: str = "parquet", **options: str) -> list[dict[str, Any]]:
+    """The rows stored at ``path``; a Delta table (the warehouse's default) is read as one, whatever ``fmt``
+    says: its folder also holds the files of older versions."""
+    if (Path(path) / "_delta_log").is_dir():
+        fmt = "delta"
     return [r.asDict() for r in spark.read.format(fmt).options(**options).load(str(path)).collect()]
 
 

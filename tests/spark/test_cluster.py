@@ -127,7 +127,7 @@ def _snapshot(spark: Any, project: Path) -> dict[str, list[tuple[Any, ...]]]:
         location = warehouse.table_location(name)
         if location is None:
             continue
-        rows = spark.read.parquet(str(location)).collect()
+        rows = spark.read.format("delta").load(str(location)).collect()
         out[name] = sorted((tuple(_value(v) for v in r) for r in rows), key=repr)
     return out
 

@@ -75,8 +75,8 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 45.0) -> None
 def ids(spark: Any, project: Any, model: str = "orders_clean", column: str = "order_id") -> list[int]:
     """The model's committed output (empty before its first batch has committed)."""
     data = Warehouse.for_project(project).data_dir(model)
-    log = data / "_spark_metadata"
-    if not log.is_dir() or not any(f.name[0].isdigit() for f in log.iterdir()):
+    log = data / "_delta_log"
+    if not log.is_dir() or not any(f.name.endswith(".json") for f in log.iterdir()):
         return []
     return sorted(r[column] for r in rows(spark, data))
 
@@ -235,7 +235,8 @@ def test_cli_stops_gracefully_on_sigterm_to_its_process_group(spark: Any, tmp_pa
     reader.start()
     project = load(root, use_cache=False).project
     try:
-        wait_for(lambda: (Warehouse.for_project(project).data_dir("orders_clean") / "_spark_metadata" / "0").exists(),
+        wait_for(lambda: (Warehouse.for_project(project).data_dir("orders_clean") / "_delta_log" /
+                          "00000000000000000000.json").exists(),
                  "the first micro-batch of the CLI run", timeout=90)
         wait_for(lambda: any("▶ orders_clean" in line for line in lines), "the started line")
         os.killpg(proc.pid, signal.SIGTERM)  # the whole group, JVM included, as systemd or `timeout` do

@@ -130,3 +130,23 @@ def test_missing_or_old_java_is_reported_before_the_jvm(tmp_project: Any, tmp_pa
     monkeypatch.setenv("JAVA_HOME", str(old.parent))
     with pytest.raises(SparkSetupError, match=r"is Java 11.*apt-get install openjdk-17-jre-headless"):
         create_session(stream_project(tmp_project))
+
+
+def test_a_wrapping_write_error_is_explained_by_its_cause() -> None:
+    """Delta's writer wraps a row's failure in TASK_WRITE_FAILED: the message names the row's error."""
+    from dagster_streamt.spark.errors import first_meaningful_line
+
+    class Captured(Exception):
+        def __init__(self, text: str, cause: Exception | None = None) -> None:
+            super().__init__(text)
+            self.cause = cause
+
+    cast = Captured("[CAST_INVALID_INPUT] The value 'x' of the type STRING cannot be cast to INT. SQLSTATE: 22018")
+    wrapped = Captured("Query q terminated with exception: [TASK_WRITE_FAILED] Task failed while writing rows to "
+                       "file:/w/coded/data.", Captured("[TASK_WRITE_FAILED] Task failed", cast))
+    line = first_meaningful_line(wrapped)
+    assert line.startswith("[CAST_INVALID_INPUT] The value 'x'") and line.endswith("(TASK_WRITE_FAILED)")
+    printed = Exception("[TASK_WRITE_FAILED] Task failed while writing rows.\n\tat a.b(C.java:1)\n"
+                        "Caused by: org.apache.spark.SparkNumberFormatException: [CAST_INVALID_INPUT] The value 'x'")
+    assert first_meaningful_line(printed).startswith("[CAST_INVALID_INPUT] The value 'x'")
+    assert first_meaningful_line(Exception("[OTHER] plain")) == "[OTHER] plain"

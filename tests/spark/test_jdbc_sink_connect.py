@@ -69,8 +69,9 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Spark Connect server of the module's own, started with pyspark's script like a project's."""
     root = tmp_path_factory.mktemp("connect")
     project = load(write_project(root / "server", {}))
-    settings = SparkSettings.from_project(project, master="local[2]")
-    conf = {**session_conf(project, settings), "spark.jars": str(POSTGRES_JAR), "spark.sql.shuffle.partitions": "2"}
+    settings = SparkSettings.from_project(project, master="local[2]", conf={  # Delta's jars join these
+        "spark.jars": str(POSTGRES_JAR), "spark.sql.shuffle.partitions": "2"})
+    conf = session_conf(project, settings)
     port = _free_port()
     pid = start_server_process(project, settings, conf, port, root / "state")
     try:

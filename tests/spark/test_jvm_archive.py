@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from dagster_streamt.kafka.jars import cache_dir as jar_cache_dir
 from dagster_streamt.spark import jvm_archive
+from dagster_streamt.spark.delta_jars import with_delta
 from dagster_streamt.spark.java import find_java
 from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_archive
 
@@ -96,6 +98,9 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
         {"data/a.json": jsonl([{"id": 1, "v": 2.5}, {"id": 2, "v": 1.5}]) + "{bad\n"})
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     folder = tmp_path / "cache" / "dagster-streamt" / "jvm"
+    jars = tmp_path / "cache" / "dagster-streamt" / "jars"  # only the archive is this test's own: the jar
+    jars.parent.mkdir(parents=True)  # cache (Delta's, which every table needs) is the machine's
+    jars.symlink_to(jar_cache_dir(), target_is_directory=True)
 
     def run(*extra: str) -> Any:
         proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(project), *extra],
@@ -119,24 +124,25 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
         mp.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         java = find_java()
         assert java is not None
+        conf = with_delta({})  # the runs' classpath: Delta's jars are on every session's (the archive's key)
 
         def starts(options: str) -> bool:
             proc = subprocess.run([str(java), *options.split(), "-XX:-CreateCoredumpOnCrash", "-version"],
                                   capture_output=True, text=True, timeout=60, cwd=tmp_path)
             return proc.returncode == 0
 
-        options = java_options({})
+        options = java_options(conf)
         assert "SharedArchiveFile" in options and starts(options)
         # a dump cut short (its JVM killed while writing) would crash every JVM mapping it: never adopted
         archive.unlink()
         cut = folder / f"{key}.cut.jsa.tmp"
         cut.write_bytes(data[: len(data) // 2])
         assert not starts(f"-XX:SharedArchiveFile={cut} -Xshare:auto")  # what it would do
-        options = java_options({})
+        options = java_options(conf)
         assert "ArchiveClassesAtExit" in options and not cut.exists() and not archive.exists()
         # an adopted archive damaged later (the same check, once its size or time changed): removed
         archive.write_bytes(data[: len(data) // 2])
-        assert "ArchiveClassesAtExit" in java_options({}) and not archive.exists()
+        assert "ArchiveClassesAtExit" in java_options(conf) and not archive.exists()
         archive.write_bytes(b"not an archive")  # not an archive at all: a JVM ignores it and starts
-        options = java_options({})
+        options = java_options(conf)
         assert "SharedArchiveFile" in options and starts(options)

@@ -16,12 +16,11 @@ from dagster_streamt.spark.input_files import Snapshot, appended, hidden, listed
 from dagster_streamt.spark.refresh_plan import Refresh, RefreshInputs, decide
 from dagster_streamt.spark.refresh_record import (
     FORMAT,
-    RECORD,
     RefreshRecord,
     config_hash,
     input_key,
-    read_record,
-    write_record,
+    record_from_json,
+    record_json,
 )
 from dagster_streamt.sql.incremental import IncrementalPlan, incremental_plan
 
@@ -278,22 +277,22 @@ def test_listed_by_python(tmp_path: Path) -> None:
 
 # --- refresh record -----------------------------------------------------------------------------------------------
 
-def test_record_round_trip(tmp_path: Path) -> None:
+def test_record_round_trip() -> None:
     rec = RefreshRecord("abc123", "aggregate", {"source:orders_raw": SOURCE_FILES, "model:customers": TABLE_FILES},
-                        files_at_rebuild=4, refreshes=2)
-    write_record(tmp_path, rec)
-    assert read_record(tmp_path) == rec
-    data = json.loads((tmp_path / RECORD).read_text(encoding="utf-8"))
+                        files_at_rebuild=4, refreshes=2, states={"_streamt_state": 3})
+    text = record_json(rec)  # the userMetadata of the Delta commit that writes the version
+    assert record_from_json(text, files_now=9) == rec
+    data = json.loads(text)
     assert data == {"format": FORMAT, "config": "abc123", "kind": "aggregate", "files_at_rebuild": 4, "refreshes": 2,
+                    "states": {"_streamt_state": 3},
                     "inputs": {"model:customers": {"part-00000.parquet": [500, 10, 20, 0],
                                                    "part-00001.parquet": [600, 11, 21, 0]},
                                "source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000, 7, 1_100],
                                                      f"{ROOT}/part-1.json": [200, 2_000, 8, 2_100]}}}
     older = {**data, "inputs": {"source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000]}}}  # size + mtime only
-    (tmp_path / RECORD).write_text(json.dumps(older), encoding="utf-8")
-    assert read_record(tmp_path) is None  # a full rebuild, never a rewrite taken for unchanged
-    assert read_record(None) is None
-    assert read_record(tmp_path / "no-such-version") is None
+    assert record_from_json(json.dumps(older), 0) is None  # a full rebuild, never a rewrite taken for unchanged
+    built = record_from_json(json.dumps({**data, "files_at_rebuild": -1, "states": None}), files_now=9)
+    assert built is not None and built.files_at_rebuild == 9 and built.states is None  # a full build's commit
 
 
 @pytest.mark.parametrize("text", [
@@ -311,9 +310,8 @@ def test_record_round_trip(tmp_path: Path) -> None:
     json.dumps({"format": FORMAT, "config": "c", "kind": "append", "inputs": {}, "files_at_rebuild": "many",
                 "refreshes": 0}),
 ])
-def test_unreadable_record(tmp_path: Path, text: str) -> None:
-    (tmp_path / RECORD).write_text(text, encoding="utf-8")
-    assert read_record(tmp_path) is None
+def test_unreadable_record(text: str) -> None:
+    assert record_from_json(text, 0) is None
 
 
 def test_input_key_and_config_hash() -> None:

@@ -2,9 +2,11 @@
 more data and a rerun; and two `streamt run` at once. Every output - warehouse table, file exports,
 PostgreSQL tables - is compared with values computed here in plain Python.
 
-The kill points: during start (a JVM of the run exists), during the stream (a new offsets file), and -
-with the run started through tests/spark/crash_launcher.py, which wraps the product function that runs
-next so that the run pauses exactly there - a table version swap, a file export swap and a JDBC commit.
+The kill points: during start (a JVM of the run exists), during the stream (a new offsets file), during
+the Delta write of the table (a new data file of it exists: the commit is a few milliseconds away, so the
+kill lands before or after it), and - with the run started through tests/spark/crash_launcher.py, which
+wraps the product function that runs next so that the run pauses exactly there - between an aggregation
+state's MERGE and the table's commit, a file export swap and a JDBC commit.
 """
 
 from __future__ import annotations
@@ -133,13 +135,12 @@ class Outputs:
             return []
         return [json.loads(line) for f in sorted(folder.glob("*.json")) for line in f.read_text().splitlines()]
 
-    def revenue_table(self) -> dict[str, tuple[float, int]]:
-        df = self.spark.read.parquet(str(self._current("revenue")))
-        return {r["tier"]: (r["revenue"], r["orders"]) for r in df.collect()}
+    def table_dir(self, model: str) -> Path:
+        return self.root / ".streamt" / "warehouse" / model / "data"
 
-    def _current(self, model: str) -> Path:
-        wh = self.root / ".streamt" / "warehouse" / model
-        return wh / (wh / "_CURRENT").read_text().strip()
+    def revenue_table(self) -> dict[str, tuple[float, int]]:
+        df = self.spark.read.format("delta").load(str(self.table_dir("revenue")))
+        return {r["tier"]: (r["revenue"], r["orders"]) for r in df.collect()}
 
     def snapshot(self) -> dict[str, Any]:
         """Every output; asserts what must hold at any moment (no duplicate, nothing half-written)."""
@@ -154,8 +155,7 @@ class Outputs:
         rev_json = {r["tier"]: (r["revenue"], r["orders"]) for r in self.json_export("revenue")}
         return {"revenue_pg": {t: (r, n) for t, r, n in rev_pg}, "revenue_json": rev_json,
                 "orders_pg": sorted(ord_pg), "orders_json": sorted(ord_json),
-                "revenue": self.revenue_table() if (self.root / ".streamt/warehouse/revenue/_CURRENT").exists()
-                else {}}
+                "revenue": self.revenue_table() if (self.table_dir("revenue") / "_delta_log").is_dir() else {}}
 
 
 def expected(ids: list[int]) -> dict[str, Any]:
@@ -198,13 +198,19 @@ def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, p
         before = {p.name for p in offsets.iterdir()}
         return lambda: bool({p.name for p in offsets.iterdir() if not p.name.startswith(".")} - before)
 
+    def table_files(proc: subprocess.Popen[str]) -> Callable[[], bool]:
+        data = out.table_dir("revenue")
+        before = {str(p) for p in data.rglob("*.parquet")}
+        return lambda: bool({str(p) for p in data.rglob("*.parquet")} - before)
+
     def paused(point: str) -> Callable[[subprocess.Popen[str]], Callable[[], bool]]:
         return lambda proc: (pause / point).exists
 
     stages: list[tuple[str, Callable[[subprocess.Popen[str]], Callable[[], bool]], str | None]] = [
         ("start", java_started, None),
         ("stream", new_offsets, None),
-        ("table swap", paused("table-swap"), "table-swap"),
+        ("state merged, table not committed", paused("state-merged"), "state-merged"),
+        ("table write", table_files, None),
         ("file export swap", paused("export-swap"), "export-swap"),
         ("jdbc commit", paused("jdbc-commit"), "jdbc-commit"),
     ]

@@ -21,11 +21,12 @@ COLUMNS = [{"name": "order_id", "type": "bigint"}, {"name": "customer", "type": 
            {"name": "amount", "type": "double"}, {"name": "ts", "type": "timestamp"}]
 
 
-def shop(tmp_project: Any, **extra: Any) -> Any:
+def shop(tmp_project: Any, fmt: str = "delta", **extra: Any) -> Any:
     config = {
         "sources": [{"name": "orders_raw", "format": "json", "path": "data/orders", "columns": COLUMNS}],
         "models": [
-            {"name": "orders_clean", "materialized": "table", "advanced": {"spark": {"partition_by": ["customer"]}},
+            {"name": "orders_clean", "materialized": "table",
+             "advanced": {"spark": {"partition_by": ["customer"], "format": fmt}},
              "sql": 'SELECT order_id, customer, amount FROM {{ source("orders_raw") }} WHERE amount > 0'},
             {"name": "big_orders", "materialized": "view",
              "sql": 'SELECT order_id, amount FROM {{ ref("orders_clean") }} WHERE amount > 8'},
@@ -38,29 +39,43 @@ def shop(tmp_project: Any, **extra: Any) -> Any:
 
 
 def test_table_is_replaced_atomically(spark: Any, tmp_project: Any) -> None:
+    """The default format: each refresh is one Delta commit in the model's data folder."""
     project = shop(tmp_project)
     wh = Warehouse.for_project(project)
     first = run(spark, project, ["orders_clean"])["orders_clean"]
     assert first.ok, first.error
-    assert first.rows_written == 2 and first.input_rows == 3
+    assert first.rows_written == 2 and first.input_rows == 3 and first.delta_version == 0
     assert ("order_id", "bigint") in first.schema
-    v1 = wh.table_location("orders_clean")
-    assert v1 is not None and v1.name.startswith("v=") and v1.is_relative_to(project.root)
-    got = sorted((r["order_id"], r["customer"]) for r in rows(spark, v1))
+    data = wh.table_location("orders_clean")
+    assert data == wh.data_dir("orders_clean") and data.is_relative_to(project.root)
+    got = sorted((r["order_id"], r["customer"]) for r in rows(spark, data))
     assert got == [(1, "ann"), (3, "ann")]
-    assert (v1 / "customer=ann").is_dir()  # partition_by
+    assert (data / "customer=ann").is_dir()  # partition_by
 
-    same = run(spark, project, ["orders_clean"])["orders_clean"]  # nothing new: the version stays
-    assert same.ok and same.refresh == "unchanged" and wh.table_location("orders_clean") == v1
+    same = run(spark, project, ["orders_clean"])["orders_clean"]  # nothing new: no commit
+    assert same.ok and same.refresh == "unchanged" and same.delta_version == 0
 
     (project.root / "data" / "orders" / "part2.json").write_text(jsonl([dict(ORDERS[0], order_id=9)]))
     second = run(spark, project, ["orders_clean"])["orders_clean"]
-    v2 = wh.table_location("orders_clean")
-    assert second.ok and v2 is not None and v2 != v1 and second.refresh == "append"
-    assert not v1.exists(), "the replaced version is deleted"
-    assert [p.name for p in v2.parent.glob("v=*")] == [v2.name]
-    assert sorted(r["order_id"] for r in rows(spark, v2)) == [1, 3, 9]
-    assert (v2.parent / "_CURRENT").read_text().strip() == v2.name
+    assert second.ok and second.refresh == "append" and second.delta_version == 1
+    assert sorted(r["order_id"] for r in rows(spark, data)) == [1, 3, 9]
+    old = spark.read.format("delta").option("versionAsOf", 0).load(str(data))
+    assert sorted(r["order_id"] for r in old.collect()) == [1, 3]  # the previous version, intact
+    assert not list(data.parent.glob("v=*")) and not (data.parent / "_CURRENT").exists()
+
+
+def test_a_plain_file_format_is_stored_as_delta_with_a_note(spark: Any, tmp_project: Any) -> None:
+    """``format: parquet`` (the layout of older releases) is accepted: the table is a Delta table (its
+    data files are Parquet) and validation says how to get plain files (a file export)."""
+    from dagster_streamt.api import load
+
+    project = shop(tmp_project, fmt="parquet")
+    notes = [d for d in load(project.root, use_cache=False).diagnostics if d.code == "STR090"]
+    assert len(notes) == 1 and "orders_clean" in notes[0].message and "sink" in (notes[0].hint or "")
+    first = run(spark, project, ["orders_clean"])["orders_clean"]
+    assert first.ok and first.delta_version == 0, first.error
+    data = Warehouse.for_project(project).data_dir("orders_clean")
+    assert sorted(r["order_id"] for r in rows(spark, data, "delta")) == [1, 3]
 
 
 def test_view_feeds_downstream_in_the_same_run_and_later(spark: Any, tmp_project: Any) -> None:

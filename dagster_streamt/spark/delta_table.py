@@ -1,0 +1,106 @@
+"""Tables stored as Delta Lake: the default format of ``table`` models and stream outputs.
+
+A table lives in ``<warehouse>/<model>/data/`` (``_delta_log/`` beside its Parquet files). Every refresh
+is one Delta commit (an overwrite, or an append of the rows of new input files), so a reader sees the
+previous version or the new one, and any engine that reads Delta reads the table.
+
+What the refresh planner needs to know about the current version (the input files it was built from and
+a hash of its SQL and settings: :class:`.refresh_record.RefreshRecord`) travels in that same commit as
+its ``userMetadata``: the record and the rows can never disagree, and no file of ours sits beside the log.
+The log is read here with delta-rs (the ``deltalake`` package): no Spark job to plan a refresh.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from .input_files import Snapshot
+from .quarantine_ledger import fingerprint
+from .refresh_record import RefreshRecord, record_from_json, record_json
+
+DELTA = "delta"
+LOG = "_delta_log"
+
+
+def is_delta_table(path: Path) -> bool:
+    """Whether ``path`` holds a Delta table (a log with at least one commit)."""
+    log = path / LOG
+    return log.is_dir() and any(p.suffix in (".json", ".parquet") for p in log.iterdir())
+
+
+def current_version(path: Path) -> int | None:
+    """The table's latest version: the highest commit file of its log (no log read); None if no table."""
+    try:
+        numbers = [int(p.stem) for p in (path / LOG).iterdir() if p.suffix == ".json" and p.stem.isdigit()]
+    except OSError:
+        return None
+    return max(numbers) if numbers else None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The current version of a Delta table as this package wrote it."""
+
+    version: int
+    files: dict[str, Any]  # active data files, relative to the table's folder -> their size in bytes
+    rows: int | None  # rows of the whole table (from the files' statistics), None when unknown
+    record: RefreshRecord | None  # what the version was built from, when the commit carries it
+
+
+def _table(path: Path) -> Any:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(path))
+
+
+def current_commit(path: Path) -> Commit | None:
+    """The table's current version, or None when there is no readable table at ``path``."""
+    if not is_delta_table(path):
+        return None
+    try:
+        table = _table(path)
+        version = int(table.version())
+        actions = table.get_add_actions(flatten=True)
+        columns = {name: actions.column(name).to_pylist() for name in actions.schema.names}
+        paths, sizes = columns.get("path", []), columns.get("size_bytes", [])
+        counts = columns.get("num_records")
+        rows = sum(int(n) for n in counts) if counts is not None and None not in counts else None
+        history = table.history(1)
+    except Exception:  # a table delta-rs cannot read (newer protocol), or a log mid-write: plan a full rebuild
+        return None
+    meta = history[0].get("userMetadata") if history and int(history[0].get("version", version)) == version else None
+    record = record_from_json(meta, len(paths)) if isinstance(meta, str) else None
+    return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record)
+
+
+def snapshot(path: Path) -> Snapshot | None:
+    """The table's current files with their fingerprints (Delta never rewrites a data file: an append
+    only adds files, anything else removes them), pinned to its version for readers."""
+    commit = current_commit(path)
+    if commit is None:
+        return None
+    try:
+        files = {rel: fingerprint(os.stat(path / rel)) for rel in commit.files}
+    except OSError:  # a file of the log is gone (vacuumed under a reader): no increment
+        return None
+    return Snapshot(path, files, relative=True, version=commit.version)
+
+
+def write(df: DataFrame, path: Path, mode: str, record: RefreshRecord | None,
+          partition_by: list[str] | None = None) -> None:
+    """``df`` as one commit to the table at ``path``: ``overwrite`` (its schema replaces the old one) or
+    ``append``; ``record`` goes in the same commit."""
+    writer = df.write.format(DELTA).mode(mode)
+    if mode == "overwrite":
+        writer = writer.option("overwriteSchema", "true")
+    if record is not None:
+        writer = writer.option("userMetadata", record_json(record))
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    writer.save(str(path))
+
