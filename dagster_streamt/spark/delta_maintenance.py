@@ -88,6 +88,9 @@ def check_target(model: str, table: Path, target: int) -> None:
     oldest, current, _ = restorable(table)
     if target == current:
         raise ModelRunError(f"model {model}: version {target} is already the current version of {table}")
+    if oldest == current:
+        raise ModelRunError(f"model {model}: {table} holds only its current version {current}: there is no "
+                            "earlier version to restore")
     if not oldest <= target < current:
         raise ModelRunError(f"model {model}: version {target} is out of range: {table} can be restored to "
                             f"versions {oldest}..{current - 1} (current: {current}; "
