@@ -34,7 +34,7 @@ def fail(message: str) -> None:
 def delta_table_or_exit(loaded: Any, name: str, *, restore: bool = False) -> Path:
     """The folder of model ``name``'s Delta table; exits 2 for an unknown model, 1 for one without a
     Delta table (``restore``: also for a stream or partitioned table, which a RESTORE would desync)."""
-    from ..spark.warehouse import Warehouse
+    from ..spark.paths import ProjectPaths
 
     models = loaded.project.models
     if name not in models:
@@ -48,7 +48,8 @@ def delta_table_or_exit(loaded: Any, name: str, *, restore: bool = False) -> Pat
     if model.advanced.spark.format != "delta":
         fail(f"model {name} is stored as {model.advanced.spark.format} (advanced.spark.format), not as a Delta "
              "table: it has no versions (remove the key to store it as Delta, the default)")
-    table = Warehouse.for_project(loaded.project).data_dir(name)
+    # Warehouse.data_dir's layout, without the pyspark import warehouse.py costs (a quarter second of --history)
+    table = ProjectPaths.from_project(loaded.project).warehouse / name / "data"
     if not (table / "_delta_log").is_dir():
         fail(f"model {name} has no Delta table at {table} yet: `streamt run -s {name}` writes it")
     if restore and kind == "stream":

@@ -1,9 +1,9 @@
 """A Delta table's recent versions, read from its log with delta-rs: no JVM, so ``streamt status
 --history`` answers in a fraction of a second and ``streamt restore`` checks its target before Spark starts.
 
-Rows added come from each commit's ``operationMetrics`` (Spark's and delta-rs's names differ); the table's
-rows at each version from its files' statistics, so the rows a commit removed follow exactly (before +
-added - after) whatever the operation, an overwrite or a RESTORE included.
+Rows added and removed come from each commit's ``operationMetrics`` where it has them (Spark's and
+delta-rs's names differ), else from the statistics of the files the commit added and removed; the table's
+rows at each version from its files' statistics, whatever the operation (an overwrite, a RESTORE).
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from .refresh_record import record_from_json
 
-# rows a commit wrote, by engine and operation (the first present wins)
+LOG = "_delta_log"
+# rows a commit wrote, by engine and operation (the first present wins; else the rows of the files it added)
 ADDED = ("numOutputRows", "num_added_rows", "numTargetRowsInserted", "numCopiedRows", "numUpdatedRows")
 REMOVED = ("numDeletedRows", "num_deleted_rows", "numTargetRowsDeleted")
 
@@ -97,29 +99,65 @@ def _operation(info: dict[str, Any]) -> str:
     return f"{op} ({mode})" if op == "WRITE" and mode else op
 
 
+def _files_at(path: Path, version: int) -> dict[str, int | None] | None:
+    """The data files of ``version`` with their rows (one snapshot load); None when it cannot be loaded."""
+    if version < 0:
+        return {}
+    try:
+        actions = _table(path, version).get_add_actions(flatten=True)
+    except Exception:  # the log before a checkpoint was cleaned up: that version cannot be loaded
+        return None
+    paths = actions.column("path").to_pylist()
+    counts = actions.column("num_records").to_pylist() if "num_records" in actions.schema.names else [None] * len(paths)
+    return {unquote(str(p)): (None if n is None else int(n)) for p, n in zip(paths, counts, strict=True)}
+
+
+def _apply(path: Path, version: int, files: dict[str, int | None]) -> tuple[int | None, int | None]:
+    """Apply commit ``version``'s add and remove actions to ``files``; the rows of the files it added and
+    removed (None where a file has no statistics). Raises OSError when the commit file is gone."""
+    added: int | None = 0
+    removed: int | None = 0
+    text = (path / LOG / f"{version:020d}.json").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        action = json.loads(line) if line.strip() else {}
+        if "add" in action:
+            stats = json.loads(action["add"].get("stats") or "{}")
+            n = stats.get("numRecords")
+            files[unquote(action["add"]["path"])] = None if n is None else int(n)
+            added = None if added is None or n is None else added + int(n)
+        elif "remove" in action:
+            gone = files.pop(unquote(action["remove"]["path"]), None)
+            removed = None if removed is None or gone is None else removed + gone
+    return added, removed
+
+
 def history(path: Path, limit: int | None = 10) -> list[Version]:
-    """The table's last ``limit`` versions (all the log holds: None), newest first."""
-    infos = commits(path, None if limit is None else limit + 1)  # one more: the rows before the oldest shown
-    rows: dict[int, int | None] = {}
-    for info in infos:
-        v = int(info["version"])
-        try:
-            rows[v] = table_rows(path, v)
-        except Exception:  # the log before a checkpoint was cleaned up: that version cannot be loaded
-            rows[v] = None
+    """The table's last ``limit`` versions (all the log holds: None), newest first. One snapshot load (the
+    version before the oldest shown), then each commit's actions applied in order: the rows stay exact and
+    the cost does not grow with the table's age."""
+    infos = commits(path, limit)
+    if not infos:
+        return []
+    files = _files_at(path, int(infos[-1]["version"]) - 1)
     out = []
-    for info in infos[:limit]:
+    for info in reversed(infos):
         v = int(info["version"])
         metrics = info.get("operationMetrics") or {}
-        added, removed = _metric(metrics, ADDED), _metric(metrics, REMOVED)
-        before, after = (0 if v == 0 else rows.get(v - 1)), rows.get(v)
-        if removed is None and added is not None and before is not None and after is not None:
-            removed = before + added - after
+        added, removed, after = _metric(metrics, ADDED), _metric(metrics, REMOVED), None
+        if files is not None:
+            try:
+                file_added, file_removed = _apply(path, v, files)
+            except (OSError, ValueError, KeyError):  # a commit file gone or unreadable: rows unknown from here
+                files = None
+            else:
+                added = file_added if added is None else added
+                removed = file_removed if removed is None else removed
+                after = None if None in files.values() else sum(n for n in files.values() if n is not None)
         stamp = datetime.fromtimestamp(int(info["timestamp"]) / 1000, UTC).isoformat(timespec="milliseconds")
         target = (info.get("operationParameters") or {}).get("version") if info.get("operation") == "RESTORE" else None
         out.append(Version(v, stamp.replace("+00:00", "Z"), _operation(info), added, removed, after,
                            describe_metadata(info.get("userMetadata")), int(target) if target is not None else None))
-    return out
+    return out[::-1]
 
 
 def history_json(name: str, path: Path, versions: list[Version]) -> str:
