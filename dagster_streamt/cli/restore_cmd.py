@@ -35,6 +35,7 @@ def restore(project_dir: str, env: str | None, model: str, version: int | None, 
     The next `streamt run` refreshes from what that version was built from (new input files since are
     appended again). Versions whose files `streamt vacuum` deleted cannot be restored.
     """
+    from ..spark.delta_history import HistoryUnavailable
     from ..spark.delta_maintenance import check_target, version_at
     from ..spark.errors import StreamtSparkError
 
@@ -52,7 +53,7 @@ def restore(project_dir: str, env: str | None, model: str, version: int | None, 
         with jvm_console_on_stderr():
             spark = create_session(loaded.project)
             done = restore_table(spark, Warehouse.for_project(loaded.project), model, target)
-    except StreamtSparkError as exc:
+    except (StreamtSparkError, HistoryUnavailable) as exc:
         fail(str(exc))
         return
     click.echo(f"{model}: restored version {done.restored} as version {done.version} ({done.rows:,} rows); "
