@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.files import atomic_write
-from .quarantine_ledger import Fingerprint, read_fingerprint
+from .input_files import Fingerprint, read_fingerprint
 
 RECORD = "_streamt_refresh.json"
 STATE = "_streamt_state"
