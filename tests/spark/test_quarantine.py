@@ -100,6 +100,21 @@ def test_the_quarantine_query_reads_only_files_it_has_not_read(spark: Any, tmp_p
     assert delta_rows(project) == q3  # what it read of the file (Spark's file source knows files by path)
 
 
+def test_a_batch_replayed_after_its_delta_commit_adds_nothing(spark: Any, tmp_project: Any) -> None:
+    """What a kill between Delta's commit and the checkpoint's leaves: the batch has no commit marker,
+    so Spark runs it again; Delta's sink knows the batch (its transaction id) and adds nothing."""
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
+    assert run(spark, project)["orders"].quarantined_rows == 2
+    commits = project.root / ".streamt" / "checkpoints" / "orders_raw__quarantine" / "commits"
+    last = max(commits.glob("[0-9]*"), key=lambda f: int(f.name))
+    last.unlink()
+    (commits / f".{last.name}.crc").unlink(missing_ok=True)
+    version = delta_version(project)
+    again = run(spark, project, full_refresh=["orders"])["orders"]
+    assert last.exists(), "the batch ran again"
+    assert again.quarantined_rows == 2 and len(delta_rows(project)) == 2 and delta_version(project) == version
+
+
 def test_stream_quarantine_counts_only_new_records(spark: Any, tmp_project: Any) -> None:
     project = project_with(tmp_project, "stream", {"landing/a.json": GOOD + BAD})
     first = run(spark, project)["orders"]
