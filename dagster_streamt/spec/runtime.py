@@ -64,7 +64,7 @@ class SparkRuntime(Strict):
     connect_server: ConnectServer = Field(default_factory=ConnectServer)
     # local JVMs map a class-data-sharing archive of Spark's classes (a faster start; see spark/jvm_archive.py)
     class_archive: bool = True
-    # small JSON/CSV sources (at most this many MB of files) keep their parsed rows as Parquet; 0: never
+    # no longer has an effect (the parsed-source cache is gone); still accepted so projects that set it load
     parsed_cache_mb: float = Field(default=64.0, ge=0)
     delta: DeltaRuntime = Field(default_factory=DeltaRuntime)
 
