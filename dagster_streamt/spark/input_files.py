@@ -88,22 +88,6 @@ def hidden(name: str) -> bool:
     return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
 
 
-def tree_files(root: Path) -> dict[str, Fingerprint] | None:
-    """Data files under ``root`` (partition folders included) keyed by relative path, as Spark lists
-    them; None when ``root`` is not a folder."""
-    if not root.is_dir():
-        return None
-    out: dict[str, Fingerprint] = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not hidden(d))
-        base = Path(folder)
-        for name in files:
-            if not hidden(name):
-                path = base / name
-                out[str(path.relative_to(root))] = fingerprint(path.stat(), linked=True)
-    return out
-
-
 def source_location(project: Project, source: Source) -> Path | None:
     """The local file or folder a file source (or a local topic folder) reads; None for others."""
     fmt = source.resolved_format
