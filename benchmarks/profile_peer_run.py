@@ -42,9 +42,7 @@ WRAPS: list[tuple[str, str, str, str | None]] = [
     ("render + translate SQL", "dagster_streamt.spark.table", "render", None),
     ("register inputs", "dagster_streamt.spark.table", "register", None),
     ("read source (plan)", "dagster_streamt.spark.source_views", "read_source", None),
-    ("parse into the parsed-source cache", "dagster_streamt.spark.parsed_cache", "add", "ParsedCache"),
-    ("quarantine pass over a source", "dagster_streamt.spark.source_quarantine", "quarantine_batch", None),
-    ("quarantine from the model's scan", "dagster_streamt.spark.source_quarantine", "write_captured", None),
+    ("quarantine query of a source", "dagster_streamt.spark.source_views", "quarantine_source", None),
     ("settle input counts", "dagster_streamt.spark.inputs", "settle", "InputStats"),
     ("stored input: registry + row count", "dagster_streamt.spark.relations", "_register_model_batch", None),
     ("spark.sql (parse + analyze)", "pyspark.sql", "sql", "SparkSession"),
@@ -291,7 +289,7 @@ def pyspy_report(path: Path, needles: list[str]) -> list[str]:
 
 
 PYSPY_NEEDLES = ["_find_and_load", "load_or_exit", "build_definitions", "project_instance", "execute_in_process",
-                 "create_session", "run_models", "materialize_table", "quarantine_batch", "_register_model_batch",
+                 "create_session", "run_models", "materialize_table", "quarantine_source", "_register_model_batch",
                  "write_version", "write_entry", "handle_new_event", "_emit_lineage", "stop_session", "_summary"]
 
 

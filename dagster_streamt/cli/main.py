@@ -16,10 +16,12 @@ from .compile_cmd import compile_
 from .docs_cmd import docs
 from .kafka_cmd import kafka
 from .lineage_cmd import lineage
+from .restore_cmd import restore
 from .run_cmd import run
 from .server_cmd import server
 from .status_cmd import status
 from .test_cmd import test
+from .vacuum_cmd import vacuum
 from .validate_cmd import validate
 
 
@@ -39,6 +41,8 @@ cli.add_command(test)
 cli.add_command(server)
 cli.add_command(docs)
 cli.add_command(kafka)
+cli.add_command(restore)
+cli.add_command(vacuum)
 
 
 def main() -> None:

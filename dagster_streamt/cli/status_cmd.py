@@ -31,14 +31,28 @@ def _freshness(model: object, last: object, now: datetime) -> str:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--lag", is_flag=True, help="Also show each Kafka source's messages and the consumer lag of the "
               "stream models reading it (end offsets minus their checkpoints' committed offsets; asks the broker).")
+@click.option("--history", "history", metavar="MODEL", default=None,
+              help="Instead: MODEL's recent Delta versions (version, time, operation, rows added/removed, what "
+              "the refresh read), from the table's log without Spark.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
+              help="With --history: how many versions.")
 @guarded
-def status(project_dir: str, env: str | None, fmt: str, lag: bool) -> None:
-    """Every model with its last run, freshness and test results (with --lag: Kafka sources' lag)."""
+def status(project_dir: str, env: str | None, fmt: str, lag: bool, history: str | None = None,
+           limit: int = 10) -> None:
+    """Every model with its last run, freshness and test results (with --lag: Kafka sources' lag; with
+    --history MODEL: that model's Delta versions)."""
+    loaded = load_or_exit(project_dir, env)
+    if history is not None:
+        if lag:
+            raise click.UsageError("--history and --lag are separate views; give one")
+        from .status_history import show_history
+
+        show_history(loaded, history, limit, fmt)
+        return
     from ..dagster.run_history import last_checks, last_runs
     from .dagster_exec import instance_or_exit, location_or_exit
     from .status_lag import LagUnavailable, as_json, collect, echo_table
 
-    loaded = load_or_exit(project_dir, env)
     lags, lag_error = None, None
     if lag:
         try:

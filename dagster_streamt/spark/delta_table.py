@@ -19,8 +19,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from .input_files import Snapshot
-from .quarantine_ledger import fingerprint
+from .input_files import Snapshot, fingerprint
 from .refresh_record import RefreshRecord, record_from_json, record_json
 
 DELTA = "delta"

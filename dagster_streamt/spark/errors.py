@@ -7,6 +7,7 @@ went wrong, plus a fix when we know one (a missing connector jar, an incompatibl
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pyspark
 
@@ -120,8 +121,14 @@ def describe_exception(exc: BaseException) -> str:
     return first_meaningful_line(exc)
 
 
-def model_error(name: str, exc: BaseException) -> str:
-    """:func:`describe_exception`, prefixed with ``model <name>:`` unless the message already names it."""
+def model_error(name: str, exc: BaseException, table: Path | None = None) -> str:
+    """:func:`describe_exception`, prefixed with ``model <name>:`` unless the message already names it; a
+    Delta commit conflict on the model's ``table`` is explained with its fix (:mod:`.delta_conflicts`)."""
+    from .delta_conflicts import conflict_message
+
+    conflict = conflict_message(name, table, exc)
+    if conflict is not None:
+        return conflict
     message = describe_exception(exc)
     if not message.startswith(f"model {name}") and f" {name}" not in message.split(":")[0]:
         message = f"model {name}: {message}"

@@ -1,6 +1,6 @@
 """The files an input consists of right now, so a table knows which of them it has already read.
 
-A *snapshot* maps each data file of an input to its :func:`.quarantine_ledger.fingerprint`. Sources
+A *snapshot* maps each data file of an input to its :func:`fingerprint`. Sources
 are keyed by absolute path; a stored table by the path inside its version folder, which a new
 version that only appends keeps (its old files are hard links: same name, inode, size and time). Comparing
 the snapshot a table recorded with today's tells what happened since: nothing, files appended, or
@@ -13,14 +13,51 @@ nor recorded: it is new data for the next run, never read twice or skipped.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..spec.topics import topic_folder
-from .quarantine_ledger import Fingerprint, fingerprint, local_files
+
+Fingerprint = tuple[int, int, int, int]  # (size in bytes, modification time ns, inode, status change time ns)
+_GLOB = set("*?[]{}\\")
+
+
+def fingerprint(st: os.stat_result, *, linked: bool = False) -> Fingerprint:
+    """What tells a file from a rewrite of it, for every record of files read (refresh records,
+    snapshots). Size and modification time alone miss a rewrite of the same size whose mtime is set
+    back (``os.utime``); the status change time cannot be set back, and a new file renamed into place
+    has a new inode. A file merely touched or renamed then looks rewritten: read again in full, never
+    twice. ``linked``: the warehouse's own files, never rewritten, shared by table versions as hard
+    links (a new link changes the status change time, not the bytes): the inode identifies them."""
+    return st.st_size, st.st_mtime_ns, st.st_ino, 0 if linked else st.st_ctime_ns
+
+
+def read_fingerprint(value: Sequence[object]) -> Fingerprint:
+    """A fingerprint as stored (a JSON list); ValueError for any other shape (an older record)."""
+    size, mtime, inode, ctime = (int(v) for v in value)  # type: ignore[call-overload]
+    return size, mtime, inode, ctime
+
+
+def local_files(uris: Sequence[str]) -> dict[str, Fingerprint] | None:
+    """Local path -> fingerprint of the files a read covers (``DataFrame.inputFiles()``, URL-encoded
+    URIs). None unless every file is local and its path can be handed back to a reader as it is
+    (no glob characters, which a reader would expand)."""
+    out: dict[str, Fingerprint] = {}
+    for uri in uris:
+        parsed = urlparse(uri)
+        path = unquote(parsed.path)
+        if parsed.scheme not in ("", "file") or _GLOB & set(path):
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        out[path] = fingerprint(st)
+    return out
 
 # options that change which files a reader lists: Spark itself lists such sources
 _LISTING_OPTIONS = frozenset({"pathglobfilter", "recursivefilelookup", "modifiedbefore", "modifiedafter", "basepath"})
@@ -49,22 +86,6 @@ def appended(before: Mapping[str, Fingerprint], now: Snapshot) -> list[str] | No
 def hidden(name: str) -> bool:
     """Names Spark's file listing skips (InMemoryFileIndex: ``_x`` unless a ``k=v`` folder, ``.x``)."""
     return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
-
-
-def tree_files(root: Path) -> dict[str, Fingerprint] | None:
-    """Data files under ``root`` (partition folders included) keyed by relative path, as Spark lists
-    them; None when ``root`` is not a folder."""
-    if not root.is_dir():
-        return None
-    out: dict[str, Fingerprint] = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not hidden(d))
-        base = Path(folder)
-        for name in files:
-            if not hidden(name):
-                path = base / name
-                out[str(path.relative_to(root))] = fingerprint(path.stat(), linked=True)
-    return out
 
 
 def source_location(project: Project, source: Source) -> Path | None:

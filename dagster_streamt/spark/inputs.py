@@ -32,7 +32,7 @@ class Input:
     own_watermark: bool = True  # False: borrowed from the consuming model's event_time
     keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
     fallback: tuple[str, ...] = ()  # window time columns: watermarked (default delay) when no event_time says
-    capture: bool = False  # a batch source the model's action reads whole: its scan finds the corrupt records
+    capture: bool = False  # a batch source the model's action reads whole: its scan counts the rows
     files: tuple[str, ...] = ()  # read only these files: the part appended since the model last read it
 
 
@@ -47,7 +47,7 @@ class Rendered:
 class InputStats:
     rows: int | None = None  # rows read from storage (None: unknown, e.g. streams)
     quarantined: int = 0
-    pending: tuple[Callable[[], InputStats], ...] = ()  # known once the model's action has run (captures)
+    pending: tuple[Callable[[], InputStats], ...] = ()  # known once the model's action has run
 
     def __add__(self, other: InputStats) -> InputStats:
         rows = None if self.rows is None and other.rows is None else (self.rows or 0) + (other.rows or 0)

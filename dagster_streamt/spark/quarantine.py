@@ -1,27 +1,40 @@
-"""Malformed source records go to ``<source>__quarantine`` (path-based, appended) and are counted.
+"""Malformed source records go to the Delta table ``<warehouse>/<source>__quarantine/data`` and are counted.
 
-Appends are idempotent: a row is only added when its file (or Kafka offset) has not been quarantined
-before, so a batch model rereading the same files, or a replayed micro-batch, adds nothing twice.
+One streaming query per source finds them, whatever model reads the source (table, view or stream):
+Spark's file source (or Kafka source) with the checkpoint ``<checkpoints>/<source>__quarantine``
+reads exactly the files (offsets) it has not read before, ``trigger(availableNow=True)``, and
+Delta's streaming sink appends the records the parse put in the corrupt-record column, with their
+file (or topic/partition/offset) and the reason. Exactly once by the engine: the checkpoint knows
+the files already read, and the sink's transaction id (query id, batch id) makes a batch that a
+killed run redoes a no-op. A rerun without new files reads nothing; a file rewritten in place is
+not read again (Spark's file source knows files by path), as no stream model would read it again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import re
+import shutil
 from functools import reduce
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..spec.models import Source
+from ..spec.models import FILE_FORMATS, Source
+from ..spec.project import Project
+from .errors import ModelRunError
 from .locks import FileLock
 from .paths import ProjectPaths
 from .progress import observed_total
-from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt
+from .source_schema import declared_ddl
+from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt, read_source
 from .warehouse import Warehouse
 
+log = logging.getLogger(__name__)
 QUARANTINE_SCHEMA = ("source string, raw_record string, reason string, source_file string, "
                      "loaded_at timestamp, run_id string")
+Counts = tuple[int, int]  # (records read, corrupt records)
 
 
 def quarantine_name(source: str) -> str:
@@ -37,7 +50,8 @@ def reason(source: Source, data_columns: tuple[str, ...]) -> Column:
 
 
 def bad_rows(source: Source, data_columns: tuple[str, ...], df: DataFrame, run_id: str) -> DataFrame:
-    """Quarantine rows for the corrupt records of ``df`` (a whole read, or one micro-batch of it)."""
+    """Quarantine rows for the corrupt records of ``df`` (the reason reads every data column, so
+    Spark parses them all: it refuses a scan of the corrupt-record column alone)."""
     return df.where(is_corrupt()).select(
         F.lit(source.name).alias("source"),
         F.col(CORRUPT).alias("raw_record"),
@@ -48,70 +62,92 @@ def bad_rows(source: Source, data_columns: tuple[str, ...], df: DataFrame, run_i
     )
 
 
+def is_delta(path: Path) -> bool:
+    return (path / "_delta_log").is_dir()
+
+
 def read_quarantine(spark: SparkSession, warehouse: Warehouse, source: str) -> DataFrame:
     """Everything quarantined for ``source`` so far (empty when nothing was)."""
-    return spark.read.schema(QUARANTINE_SCHEMA).parquet(str(_ensure_dir(warehouse.quarantine_dir(source))))
+    target = warehouse.quarantine_dir(source)
+    if not is_delta(target):
+        return spark.createDataFrame([], QUARANTINE_SCHEMA)
+    return spark.read.format("delta").load(str(target))
 
 
-def _ensure_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def quarantined_total(spark: SparkSession, warehouse: Warehouse, source: str) -> int:
+    """Rows in the source's quarantine table: the corrupt records of every file (offset) read so far."""
+    return read_quarantine(spark, warehouse, source).count()  # Delta answers from its log's statistics
 
 
-def append_new(spark: SparkSession, target: Path, rows: DataFrame) -> None:
-    """Append ``rows`` whose file was not quarantined before, under a lock (many processes append)."""
-    _ensure_dir(target)
-    with FileLock(target.parent / ".lock", wait=True):
-        if next(target.glob("*.parquet"), None) is not None:  # the first rows need no lookup
-            seen = spark.read.schema(QUARANTINE_SCHEMA).parquet(str(target)).select("source_file").distinct()
-            rows = rows.join(seen, "source_file", "left_anti")
-        rows.write.mode("append").parquet(str(target))
+def _glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[\]{}\\])", r"\\\1", name)
 
 
-def quarantine_batch(spark: SparkSession, warehouse: Warehouse, read: SourceRead, run_id: str) -> tuple[int, int]:
-    """One pass over a batch read: quarantine new corrupt rows; return (rows read, corrupt rows)."""
-    obs = Observation(f"streamt_quarantine_{read.source.name}_{run_id}")
-    observed = read.df.observe(obs, F.count(F.lit(1)).alias("rows"),
-                               F.count(F.when(is_corrupt(), 1)).alias("bad"))
-    bad = bad_rows(read.source, read.data_columns, observed, run_id).cache()
-    try:
-        if bad.count():  # the one pass (it fills the observation); most runs have nothing to quarantine
-            append_new(spark, warehouse.quarantine_dir(read.source.name), bad)
-    finally:
-        bad.unpersist()
-    metrics = obs.get
-    return int(metrics.get("rows") or 0), int(metrics.get("bad") or 0)
+def stream_read(spark: SparkSession, project: Project, source: Source, batch: SourceRead | None = None) -> SourceRead:
+    """``source`` read as a stream. Spark's file stream reads folders: a source that is one file is
+    read as its folder filtered to that file's name. A file source without declared columns is read
+    with the columns ``batch`` (the run's batch read) found, as the models read it."""
+    schema = None
+    if batch is not None and source.resolved_format in FILE_FORMATS and declared_ddl(source) is None:
+        fields = [f for f in batch.df.schema.fields if f.name in batch.data_columns]
+        schema = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in fields) or None
+    if source.resolved_format in FILE_FORMATS and source.path and "://" not in source.path:
+        path = project.resolve_path(source.path)
+        if path.is_file():
+            options = {**source.options, "pathGlobFilter": _glob_escape(path.name)}
+            source = source.model_copy(update={"path": str(path.parent), "options": options})
+    return read_source(spark, project, source, streaming=True, schema=schema)
 
 
-@dataclass(frozen=True)
-class _QuarantineBatch:
-    """foreachBatch function; plain picklable fields so that it also runs on a Spark Connect server."""
-
-    source: Source
-    data_columns: tuple[str, ...]
-    target: str
-    run_id: str
-
-    def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        rows = bad_rows(self.source, self.data_columns, batch, self.run_id).cache()
-        try:
-            if not rows.isEmpty():  # no read of the quarantine folder, no empty file, for clean batches
-                append_new(batch.sparkSession, Path(self.target), rows)
-        finally:
-            rows.unpersist()
+def _adopt_parquet_quarantine(spark: SparkSession, target: Path, checkpoint: Path) -> None:
+    """A quarantine written before it was a Delta table (Parquet files, a JSON ledger of files read).
+    With the query's checkpoint beside it, the rows and the checkpoint agree: it becomes a Delta
+    table in place (``CONVERT TO DELTA``). Without one (batch reads kept a ledger), the query is
+    about to read every file again: the old rows go, and the query writes them anew."""
+    if is_delta(target) or not any(target.glob("*.parquet")):
+        return
+    if checkpoint.is_dir():
+        spark.sql(f"CONVERT TO DELTA parquet.`{target}`")
+        log.info("quarantine %s: converted its Parquet files to a Delta table", target)
+    else:
+        shutil.rmtree(target)
+        log.info("quarantine %s: rebuilt as a Delta table from the source's files", target)
+    (target / "_streamt_ledger.json").unlink(missing_ok=True)
 
 
-def quarantine_stream(spark: SparkSession, paths: ProjectPaths, warehouse: Warehouse, read: SourceRead,
-                      run_id: str) -> int:
-    """Run the source's quarantine query over the data that arrived since its last run; return the
-    number of corrupt records it saw. Its own checkpoint makes it exactly-once per source."""
+def run_quarantine(spark: SparkSession, paths: ProjectPaths, warehouse: Warehouse, read: SourceRead,
+                   run_id: str) -> Counts:
+    """Run the source's quarantine query (``read``: the source as a stream, permissive) over what
+    arrived since its last run; return the records it read and the corrupt ones among them."""
     name = quarantine_name(read.source.name)
     metric = f"streamt_{name}"
+    checkpoint = paths.checkpoint(name)
+    target = warehouse.quarantine_dir(read.source.name)
     with FileLock(paths.checkpoint_lock(name), wait=True):
-        df = read.df.observe(metric, F.count(F.when(is_corrupt(), 1)).alias("bad"))
-        target = str(_ensure_dir(warehouse.quarantine_dir(read.source.name)))
-        query = (df.writeStream.foreachBatch(_QuarantineBatch(read.source, read.data_columns, target, run_id))
-                 .option("checkpointLocation", str(paths.checkpoint(name)))
-                 .trigger(availableNow=True).queryName(f"{name}_{run_id}").start())
+        _adopt_parquet_quarantine(spark, target, checkpoint)
+        df = read.df.observe(metric, F.count(F.lit(1)).alias("rows"), F.count(F.when(is_corrupt(), 1)).alias("bad"))
+        query = (bad_rows(read.source, read.data_columns, df, run_id).writeStream.format("delta")
+                 .outputMode("append").option("checkpointLocation", str(checkpoint))
+                 .trigger(availableNow=True).queryName(f"{name}_{run_id}").start(str(target)))
         query.awaitTermination()
-        return observed_total(query.recentProgress, metric, "bad")
+        progress = query.recentProgress
+        return observed_total(progress, metric, "rows"), observed_total(progress, metric, "bad")
+
+
+def quarantine_source(spark: SparkSession, project: Project, paths: ProjectPaths, warehouse: Warehouse,
+                      source: Source, batch: SourceRead, run_id: str) -> Counts:
+    """:func:`run_quarantine` for a source the run's models read in batch (as ``batch``); (0, 0) for
+    sources whose records cannot be malformed (strictly parsed formats, a non-permissive ``mode``)."""
+    read = stream_read(spark, project, source, batch)
+    if not read.permissive:
+        return 0, 0
+    try:
+        return run_quarantine(spark, paths, warehouse, read, run_id)
+    except ModelRunError:
+        raise
+    except Exception as exc:
+        if "DELTA_" in str(exc) and "SCHEMA" in str(exc).upper():
+            raise ModelRunError(
+                f"source {source.name}: its quarantine table {warehouse.quarantine_dir(source.name)} has columns "
+                f"other than {QUARANTINE_SCHEMA}; move it away (the next run writes a new one)") from exc
+        raise

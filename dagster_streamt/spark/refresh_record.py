@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .quarantine_ledger import Fingerprint, read_fingerprint
+from .input_files import Fingerprint, read_fingerprint
 
 FORMAT = 2  # bump when what a version records changes meaning: older records then mean a full rebuild
 # (2: four-part file fingerprints)

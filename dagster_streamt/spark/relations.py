@@ -86,7 +86,7 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
     """Render the model's SQL so each input reads the view this run registers for it; Flink SQL is
     translated for Spark. The versioned side of a temporal join is read as it is now (batch).
     ``whole``: the caller's action writes every row of the result (a table), so a batch source the
-    query reads whole can have its quarantine found by that scan (a view of the model's own).
+    query reads whole has its rows counted by that scan (a view of the model's own).
     ``deltas``: (kind, name) -> files: that input reads only those files (an incremental refresh)."""
     if deltas:
         return _render(ctx, model, mode, template, frozenset(), (), deltas=deltas)[0]
@@ -106,14 +106,13 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
 
 
 def _capturable(ctx: RunContext, rendered: Rendered) -> frozenset[str]:
-    """Batch file sources (json/csv) the query reads whole whose counts this run has not settled."""
+    """Batch file sources (json/csv) the query reads whole: the scan counts their rows."""
     whole = whole_scans(rendered.sql)
     return frozenset(
         i.name for i in rendered.inputs
         if i.kind == "source" and i.mode == "batch" and i.view in whole
         and ctx.project.sources[i.name].resolved_format in PERMISSIVE
-        and ctx.project.sources[i.name].resolved_format in FILE_FORMATS
-        and not ctx.per_run.known(("source-batch", i.name)))
+        and ctx.project.sources[i.name].resolved_format in FILE_FORMATS)
 
 
 def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, static: frozenset[tuple[str, str]],

@@ -169,6 +169,6 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
                 result.topic, result.topic_rows = topic, publish_topic(mctx, model)
     except Exception as exc:
         log.debug("model %s failed", name, exc_info=True)
-        return failed(name, kind, model_error(name, exc), time.monotonic() - start)
+        return failed(name, kind, model_error(name, exc, ctx.warehouse.data_dir(name)), time.monotonic() - start)
     result.duration_s = time.monotonic() - start
     return result

@@ -87,9 +87,10 @@ def _kafka_only(option: str) -> bool:
 
 
 def read_source(spark: SparkSession, project: Project, source: Source, *, streaming: bool,
-                files: Sequence[str] | None = None) -> SourceRead:
+                files: Sequence[str] | None = None, schema: str | None = None) -> SourceRead:
     """Read ``source``; raise :class:`ModelRunError` naming the source and the fix on bad config.
-    ``files``: read only these files of a file source (same schema and options)."""
+    ``files``: read only these files of a file source (same schema and options). ``schema``: the data
+    columns (DDL) of a source that declares none, as another read of it found them."""
     fmt = source.resolved_format
     if streaming and fmt in BATCH_ONLY:
         raise ModelRunError(f"source {source.name}: {fmt} sources cannot be streamed; read it from a table model "
@@ -115,7 +116,7 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
             _file_path(project, source, streaming=streaming) if fmt in FILE_FORMATS else None
         read_options = {**_kafka_options(project, source, metadata), **options} if fmt == "kafka" else options
         json_values = fmt != "kafka" or value_format(source) == "json"
-        ddl = declared_ddl(source) or (resolve(spark, project, source, fmt, location, read_options,
+        ddl = declared_ddl(source) or schema or (resolve(spark, project, source, fmt, location, read_options,
                                                streaming=streaming) if json_values else None)
         if permissive:
             options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)

@@ -61,8 +61,9 @@ def check_project_root(paths: ProjectPaths, full_refresh: set[str] | frozenset[s
             "skip or lose data. Run `streamt run --full-refresh` to rebuild the stream models here "
             f"(or `streamt run --full-refresh {stale[0]}` per model), or move the project back to {old}")
     for name in sorted(state):
-        if name.endswith(QUARANTINE_SUFFIX):
+        if name.endswith(QUARANTINE_SUFFIX):  # its table goes too: the query reads every file again
             shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
+            shutil.rmtree(paths.warehouse / name, ignore_errors=True)
         else:
             reset_locked(paths, name)
     _write_root(paths)

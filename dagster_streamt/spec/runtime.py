@@ -41,6 +41,18 @@ class ConnectServer(Strict):
         return {False: "off", True: "quick"}.get(v, v) if isinstance(v, bool) else v
 
 
+class DeltaRuntime(Strict):
+    """``runtime.spark.delta``: upkeep of the project's Delta tables (``streamt vacuum``; runs never vacuum).
+
+    ``vacuum_retention_hours``: ``streamt vacuum`` deletes the data files no version younger than this
+    needs (default 168, Delta's own safety floor). Below 168 the command turns off Delta's
+    ``retentionDurationCheck`` for its own session, and says so: a reader or writer that started longer ago
+    than the retention may then lose files it still needs, and older versions can no longer be restored.
+    """
+
+    vacuum_retention_hours: float = Field(default=168.0, ge=0)
+
+
 class SparkRuntime(Strict):
     master: str = "local[2]"
     remote: str | None = None
@@ -52,8 +64,9 @@ class SparkRuntime(Strict):
     connect_server: ConnectServer = Field(default_factory=ConnectServer)
     # local JVMs map a class-data-sharing archive of Spark's classes (a faster start; see spark/jvm_archive.py)
     class_archive: bool = True
-    # small JSON/CSV sources (at most this many MB of files) keep their parsed rows as Parquet; 0: never
+    # no longer has an effect (the parsed-source cache is gone); still accepted so projects that set it load
     parsed_cache_mb: float = Field(default=64.0, ge=0)
+    delta: DeltaRuntime = Field(default_factory=DeltaRuntime)
 
     @field_validator("conf", mode="before")
     @classmethod

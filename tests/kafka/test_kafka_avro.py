@@ -17,6 +17,7 @@ from typing import Any
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
@@ -98,7 +99,7 @@ def test_avro_values_plain_and_confluent_framed(kafka_broker: KafkaBroker, tmp_p
                     {"id": 2, "name": "framed", "doubled": 5.0}, {"id": 3, "name": "héllo", "doubled": -8.0}]
 
     quarantine = root / ".streamt" / "warehouse" / "payments_raw__quarantine" / "data"
-    bad = pq.read_table(quarantine).to_pylist()
+    bad = DeltaTable(str(quarantine)).to_pyarrow_table().to_pylist()  # a Delta table
     assert [(q["source_file"], q["source"]) for q in bad] == [(f"{raw}/0/3", "payments_raw")]
     assert base64.b64decode(bad[0]["raw_record"]) == malformed
     assert "could not be parsed" in bad[0]["reason"]

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
@@ -81,7 +81,7 @@ def test_a_malformed_value_is_quarantined_with_its_offset(kafka_broker: KafkaBro
         ("3", {"order_id": 3, "amount": 3.0}), ("4", {"order_id": 4, "amount": 4.5})]
 
     quarantine = root / ".streamt" / "warehouse" / "orders_raw__quarantine" / "data"
-    rows = pq.read_table(quarantine).to_pylist()
+    rows = DeltaTable(str(quarantine)).to_pyarrow_table().to_pylist()  # a Delta table
     assert [(q["raw_record"], q["source_file"], q["source"]) for q in rows] == [
         ("{not json at all", f"{raw}/0/3", "orders_raw")]
     with dg.DagsterInstance.from_config(str(home)) as instance:

@@ -1,8 +1,10 @@
-"""Malformed records are never dropped silently: they land in <source>__quarantine and are counted."""
+"""Malformed records are never dropped silently: they land in the Delta table <source>__quarantine,
+written by the source's own streaming query (a checkpoint knows the files it has read), and are counted."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -13,16 +15,36 @@ from .helpers import rows, run
 pytestmark = pytest.mark.spark
 
 GOOD = '{"order_id": 1, "amount": 10.0}\n{"order_id": 2, "amount": 20.0}\n'
+LONG = '{"order_id": 5, "amount": 5.0, "note": "' + "x" * 9000 + '"'  # truncated JSON, longer than 8 KB
 BAD = '{"order_id": 3, "amount": "lots"}\n{not json at all\n'
 COLUMNS = [{"name": "order_id", "type": "bigint"}, {"name": "amount", "type": "double"}]
 
 
-def project_with(tmp_project: Any, materialized: str, files: dict[str, str], fmt: str = "json") -> Any:
+def project_with(tmp_project: Any, materialized: str, files: dict[str, str], fmt: str = "json",
+                 sql: str = 'SELECT order_id, amount FROM {{ source("orders_raw") }}', **source: Any) -> Any:
     return tmp_project({
-        "sources": [{"name": "orders_raw", "format": fmt, "path": "landing", "columns": COLUMNS}],
-        "models": [{"name": "orders", "materialized": materialized,
-                    "sql": 'SELECT order_id, amount FROM {{ source("orders_raw") }}'}],
+        "sources": [{"name": "orders_raw", "format": fmt, "path": "landing", "columns": COLUMNS, **source}],
+        "models": [{"name": "orders", "materialized": materialized, "sql": sql}],
     }, files)
+
+
+def delta_rows(project: Any) -> list[dict[str, Any]]:
+    """The quarantine as another engine reads it: delta-rs, no JVM, nothing of streamt."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(Warehouse.for_project(project).quarantine_dir("orders_raw")))
+    return sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: (r["source_file"], r["raw_record"]))
+
+
+def file_of(row: dict[str, Any]) -> str:
+    """The local path of a quarantine row's file (stored as Spark names it: a URI)."""
+    return unquote(urlparse(row["source_file"]).path)
+
+
+def delta_version(project: Any) -> int:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(Warehouse.for_project(project).quarantine_dir("orders_raw"))).version()
 
 
 def test_batch_quarantine_counts_and_never_duplicates(spark: Any, tmp_project: Any) -> None:
@@ -37,6 +59,7 @@ def test_batch_quarantine_counts_and_never_duplicates(spark: Any, tmp_project: A
     assert {r["source"] for r in q} == {"orders_raw"}
     assert "does not match the declared columns" in q[0]["reason"] and "could not be parsed" in q[1]["reason"]
     assert all(r["source_file"].endswith("landing/a.json") and r["loaded_at"] for r in q)
+    assert [r["raw_record"] for r in delta_rows(project)] == [r["raw_record"] for r in q]
 
     again = run(spark, project)["orders"]
     assert again.refresh == "unchanged" and again.quarantined_rows == 2  # still diverted from this model's input
@@ -45,41 +68,51 @@ def test_batch_quarantine_counts_and_never_duplicates(spark: Any, tmp_project: A
     assert read_quarantine(spark, Warehouse.for_project(project), "orders_raw").count() == 2  # ... stored once
 
 
-def test_batch_quarantine_parses_only_files_it_has_not_read(spark: Any, tmp_project: Any) -> None:
-    """A table rereads its whole source, but the quarantine pass reads only new files; counts stay totals."""
-    import json
-
-    from dagster_streamt.spark.quarantine_ledger import LEDGER_FILE
-
+def test_the_quarantine_query_reads_only_files_it_has_not_read(spark: Any, tmp_project: Any) -> None:
+    """A table rereads its whole source; the quarantine query reads new files only; counts stay totals."""
     project = project_with(tmp_project, "table", {"landing/a b.json": GOOD + BAD})  # a space: paths round-trip
-    wh = Warehouse.for_project(project)
-    ledger = wh.quarantine_dir("orders_raw") / LEDGER_FILE
-
-    def passes() -> list[list[str]]:
-        return [sorted(p["files"]) for p in json.loads(ledger.read_text())["passes"]]
-
+    landing = project.root / "landing"
     first = run(spark, project)["orders"]
     assert (first.rows_written, first.quarantined_rows, first.input_rows) == (2, 2, 2), first.error
-    landing = project.root / "landing"
-    assert passes() == [[str(landing / "a b.json")]]
+    q1 = delta_rows(project)
+    a = str(landing / "a b.json")
+    assert [(file_of(r), r["raw_record"]) for r in q1] == [(a, '{"order_id": 3, "amount": "lots"}'),
+                                                         (a, "{not json at all")]
+    version = delta_version(project)
+    checkpoint = project.root / ".streamt" / "checkpoints" / "orders_raw__quarantine"
+    assert (checkpoint / "offsets").is_dir()
 
-    again = run(spark, project)["orders"]  # nothing new: no pass, the same totals, nothing read
+    again = run(spark, project)["orders"]  # nothing new: the query reads nothing, commits nothing
     assert (again.rows_written, again.table_rows, again.quarantined_rows, again.input_rows) == (0, 2, 2, 0)
-    assert passes() == [[str(landing / "a b.json")]]
+    assert delta_rows(project) == q1 and delta_version(project) == version
 
     (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": oops}\n')
-    third = run(spark, project)["orders"]  # one new file: the table reads it alone, its pass too
+    third = run(spark, project)["orders"]  # one new file: the table appends its rows, the query reads it alone
     assert (third.rows_written, third.table_rows, third.quarantined_rows, third.input_rows) == (1, 3, 3, 1)
-    assert passes() == [[str(landing / "a b.json")], [str(landing / "b.json")]]
-    assert read_quarantine(spark, wh, "orders_raw").count() == 3
+    q3 = delta_rows(project)
+    assert q3[:2] == q1  # the earlier rows untouched
+    assert [(file_of(r), r["raw_record"]) for r in q3[2:]] == [(str(landing / "b.json"), '{"order_id": oops}')]
+    assert q3[2]["run_id"] != q1[0]["run_id"] and delta_version(project) == version + 1
 
     (landing / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": 5, "amount": 2.0}\n')
-    fourth = run(spark, project)["orders"]  # a file changed: everything is read again
-    assert (fourth.rows_written, fourth.table_rows, fourth.quarantined_rows, fourth.input_rows) == (4, 4, 2, 4)
-    assert passes() == [[str(landing / "a b.json"), str(landing / "b.json")]]
+    fourth = run(spark, project)["orders"]  # rewritten in place: the table rebuilds; the quarantine keeps
+    assert (fourth.rows_written, fourth.table_rows, fourth.quarantined_rows, fourth.input_rows) == (4, 4, 3, 4)
+    assert delta_rows(project) == q3  # what it read of the file (Spark's file source knows files by path)
 
-    ledger.write_text("{not json")  # a damaged ledger only costs a full pass
+
+def test_a_batch_replayed_after_its_delta_commit_adds_nothing(spark: Any, tmp_project: Any) -> None:
+    """What a kill between Delta's commit and the checkpoint's leaves: the batch has no commit marker,
+    so Spark runs it again; Delta's sink knows the batch (its transaction id) and adds nothing."""
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
     assert run(spark, project)["orders"].quarantined_rows == 2
+    commits = project.root / ".streamt" / "checkpoints" / "orders_raw__quarantine" / "commits"
+    last = max(commits.glob("[0-9]*"), key=lambda f: int(f.name))
+    last.unlink()
+    (commits / f".{last.name}.crc").unlink(missing_ok=True)
+    version = delta_version(project)
+    again = run(spark, project, full_refresh=["orders"])["orders"]
+    assert last.exists(), "the batch ran again"
+    assert again.quarantined_rows == 2 and len(delta_rows(project)) == 2 and delta_version(project) == version
 
 
 def test_stream_quarantine_counts_only_new_records(spark: Any, tmp_project: Any) -> None:
@@ -93,7 +126,84 @@ def test_stream_quarantine_counts_only_new_records(spark: Any, tmp_project: Any)
     assert (second.rows_written, second.quarantined_rows) == (1, 1)
     wh = Warehouse.for_project(project)
     assert sorted(r["order_id"] for r in rows(spark, wh.table_location("orders"))) == [1, 2, 4]
-    assert read_quarantine(spark, wh, "orders_raw").count() == 3
+    assert sorted(r["raw_record"] for r in delta_rows(project)) == \
+        ['{"order_id": 3, "amount": "lots"}', '{"order_id": oops}', "{not json at all"]
+
+
+def test_one_file_source_and_long_records(spark: Any, tmp_project: Any) -> None:
+    """A source that is one file (Spark's file stream reads folders: its folder, filtered to it); a
+    record longer than 8 KB is kept whole; files beside it are not read."""
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD + LONG + "\n",
+                                                  "landing/other.json": "{other bad\n"}, path="landing/a.json")
+    result = run(spark, project)["orders"]
+    assert (result.rows_written, result.quarantined_rows, result.input_rows) == (2, 3, 2), result.error
+    assert sorted(r["raw_record"] for r in delta_rows(project)) == \
+        sorted(['{"order_id": 3, "amount": "lots"}', "{not json at all", LONG])
+
+
+def test_source_without_declared_columns(spark: Any, tmp_project: Any) -> None:
+    """The quarantine query reads with the columns the models' read inferred."""
+    project = tmp_project({
+        "sources": [{"name": "orders_raw", "format": "json", "path": "landing"}],
+        "models": [{"name": "orders", "materialized": "table",
+                    "sql": 'SELECT order_id FROM {{ source("orders_raw") }}'}],
+    }, {"landing/a.json": GOOD + "{not json at all\n"})
+    result = run(spark, project)["orders"]
+    assert (result.rows_written, result.quarantined_rows) == (2, 1), result.error
+    assert [(r["raw_record"], r["reason"]) for r in delta_rows(project)] == \
+        [("{not json at all", "malformed json record: could not be parsed")]
+
+
+@pytest.mark.parametrize("sql", [
+    'SELECT order_id, amount FROM {{ source("orders_raw") }} WHERE amount > 0',  # read whole: counted as read
+    'SELECT order_id, amount FROM {{ source("orders_raw") }} LIMIT 5',
+    'SELECT a.order_id, b.amount FROM {{ source("orders_raw") }} a JOIN {{ source("orders_raw") }} b '
+    'ON a.order_id = b.order_id',
+    'SELECT o.order_id, o.amount FROM {{ source("orders_raw") }} o JOIN {{ source("empty_raw") }} e '
+    'ON o.order_id = e.order_id',  # Spark skips the source's scan: counted apart
+])
+def test_every_query_shape_reports_the_same_counts(spark: Any, tmp_project: Any, sql: str) -> None:
+    project = tmp_project({
+        "sources": [{"name": "orders_raw", "format": "json", "path": "landing", "columns": COLUMNS},
+                    {"name": "empty_raw", "format": "json", "path": "empty", "columns": COLUMNS}],
+        "models": [{"name": "orders", "materialized": "table", "sql": sql}],
+    }, {"landing/a.json": GOOD + BAD, "empty/e.json": ""})
+    result = run(spark, project)["orders"]
+    assert result.ok, result.error
+    assert (result.quarantined_rows, result.input_rows) == (2, 2)
+    assert len(delta_rows(project)) == 2
+
+
+def test_two_tables_on_one_source_quarantine_once(spark: Any, tmp_project: Any) -> None:
+    project = tmp_project({
+        "sources": [{"name": "orders_raw", "format": "csv", "path": "landing", "columns": COLUMNS}],
+        "models": [{"name": "ids", "materialized": "table", "sql": 'SELECT order_id FROM {{ source("orders_raw") }}'},
+                   {"name": "total", "materialized": "table",
+                    "sql": 'SELECT sum(amount) AS total FROM {{ source("orders_raw") }}'}],
+    }, {"landing/a.csv": "order_id,amount\n1,2.5\nx,3\n2,4\n", "landing/b.csv": "order_id,amount\n3,oops\n"})
+    results = run(spark, project)
+    assert all(r.ok for r in results.values()), [r.error for r in results.values()]
+    assert {r.quarantined_rows for r in results.values()} == {2}
+    assert sorted(r["raw_record"] for r in delta_rows(project)) == ["3,oops", "x,3"]
+    assert rows(spark, Warehouse.for_project(project).table_location("total")) == [{"total": 6.5}]
+
+
+def test_an_older_parquet_quarantine_is_rebuilt_as_delta(spark: Any, tmp_project: Any) -> None:
+    """A quarantine from before (Parquet files and a ledger of files read, no checkpoint) holds rows
+    the query is about to write again: it is replaced by a Delta table of the files' malformed records."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
+    old = Warehouse.for_project(project).quarantine_dir("orders_raw")
+    old.mkdir(parents=True)
+    pq.write_table(pa.table({"source": ["orders_raw"], "raw_record": ["{not json at all"]}), old / "part-0.parquet")
+    (old / "_streamt_ledger.json").write_text("{}")
+    result = run(spark, project)["orders"]
+    assert result.quarantined_rows == 2, result.error
+    assert sorted(r["raw_record"] for r in delta_rows(project)) == ['{"order_id": 3, "amount": "lots"}',
+                                                                   "{not json at all"]
+    assert not (old / "_streamt_ledger.json").exists()
 
 
 def test_csv_type_errors_are_quarantined(spark: Any, tmp_project: Any) -> None:

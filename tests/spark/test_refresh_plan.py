@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dagster_streamt.spark.input_files import Snapshot, appended, hidden, listed_by_python, tree_files
+from dagster_streamt.spark.input_files import Snapshot, appended, hidden, listed_by_python
 from dagster_streamt.spark.refresh_plan import Refresh, RefreshInputs, decide
 from dagster_streamt.spark.refresh_record import (
     FORMAT,
@@ -244,21 +244,6 @@ def _write(path: Path, text: str, mtime_ns: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     os.utime(path, ns=(mtime_ns, mtime_ns))
-
-
-def test_tree_files(tmp_path: Path) -> None:
-    _write(tmp_path / "part-0.parquet", "abc", 1_000_000_000)
-    _write(tmp_path / "k=1" / "part-1.parquet", "abcdef", 2_000_000_000)
-    _write(tmp_path / "_SUCCESS", "", 3)
-    _write(tmp_path / "_streamt_state" / "part-9.parquet", "x", 4)
-    _write(tmp_path / ".tmp" / "part-8.parquet", "x", 5)
-    _write(tmp_path / ".part-0.parquet.crc", "x", 6)
-    part = (tmp_path / "part-0.parquet").stat()
-    assert tree_files(tmp_path) == {"part-0.parquet": (3, 1_000_000_000, part.st_ino, 0),  # hard links share it
-                                    "k=1/part-1.parquet": (6, 2_000_000_000, (tmp_path / "k=1" / "part-1.parquet")
-                                                           .stat().st_ino, 0)}
-    assert tree_files(tmp_path / "missing") is None
-    assert tree_files(tmp_path / "part-0.parquet") is None
 
 
 def test_listed_by_python(tmp_path: Path) -> None:

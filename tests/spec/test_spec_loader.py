@@ -243,3 +243,12 @@ def test_source_location_checks(tmp_path: Path) -> None:
     assert any("a jdbc source needs" in m for m in msgs)
     assert any("unknown format 'parqet'" in m for m in msgs)
     assert project.sources["k"].resolved_format == "kafka"
+
+
+def test_a_retired_setting_is_still_accepted(tmp_path: Path) -> None:
+    """``parsed_cache_mb`` no longer has an effect (the parsed-source cache is gone); projects that set it
+    still load, without an error or warning."""
+    write_project(tmp_path, {"stream_project.yml": "project: {name: t}\nruntime:\n  spark:\n    parsed_cache_mb: 0\n"})
+    project, diags = load_project(tmp_path)
+    assert project is not None and diags.items == []
+    assert project.runtime.spark.parsed_cache_mb == 0

@@ -1,0 +1,85 @@
+"""Delta's optimistic concurrency, explained: another writer committed to a model's table between the
+snapshot this run read and its own commit.
+
+The model's writer lock (:meth:`.warehouse.Warehouse.lock`) serializes our writers on one machine; a
+second machine, a notebook or another engine writing the same folder can still win the race. Delta then
+refuses our commit (nothing of it is visible) and the table holds the winner's version: the fix is to rerun.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# Delta's error classes and exception names -> what happened, in words
+CONFLICTS: dict[str, str] = {
+    "DELTA_CONCURRENT_APPEND": "added data this run should have read",
+    "DELTA_CONCURRENT_DELETE_READ": "deleted data this run read",
+    "DELTA_CONCURRENT_DELETE_DELETE": "deleted data this run was deleting too",
+    "DELTA_METADATA_CHANGED": "changed the table's metadata (its schema or properties)",
+    "DELTA_PROTOCOL_CHANGED": "changed the table's protocol version",
+    "DELTA_CONCURRENT_WRITE": "wrote new data since this run read the table",
+    "DELTA_CONCURRENT_TRANSACTION": "ran the same streaming query (the same checkpoint) into the table",
+}
+_EXCEPTIONS = {"ConcurrentAppendException": "DELTA_CONCURRENT_APPEND",
+               "ConcurrentDeleteReadException": "DELTA_CONCURRENT_DELETE_READ",
+               "ConcurrentDeleteDeleteException": "DELTA_CONCURRENT_DELETE_DELETE",
+               "MetadataChangedException": "DELTA_METADATA_CHANGED",
+               "ProtocolChangedException": "DELTA_PROTOCOL_CHANGED",
+               "ConcurrentWriteException": "DELTA_CONCURRENT_WRITE",
+               "ConcurrentTransactionException": "DELTA_CONCURRENT_TRANSACTION"}
+_CLASS = re.compile(r"\[(DELTA_[A-Z_]+)(?:\.[A-Z_]+)?\]\s*(.*)")
+_NAME = re.compile(r"(?:io\.delta\.exceptions\.|org\.apache\.spark\.sql\.delta\.)(\w+Exception)")
+_WINNER = re.compile(r"committed at version (\d+)|\(committed at version (\d+)\)")
+
+
+def conflict_of(exc: BaseException) -> tuple[str, str] | None:
+    """(Delta error class, Delta's own sentence) when ``exc`` (or a cause of it) is a commit conflict."""
+    texts: list[str] = []
+    inner: BaseException | None = exc
+    while inner is not None and len(texts) < 10:  # pyspark's captured errors keep their JVM causes
+        texts.append(str(inner))
+        inner = getattr(inner, "cause", None) or inner.__cause__
+    for text in texts:
+        for m in _CLASS.finditer(text):
+            if m.group(1) in CONFLICTS:
+                return m.group(1), m.group(2).splitlines()[0].strip()
+        named = _NAME.search(text)
+        if named and named.group(1) in _EXCEPTIONS:
+            rest = text[named.end():].lstrip(": ").splitlines()
+            return _EXCEPTIONS[named.group(1)], rest[0].strip() if rest else named.group(1)
+    return None
+
+
+def _current_version(table: Path) -> int | None:
+    try:
+        from deltalake import DeltaTable
+
+        return int(DeltaTable(str(table)).version())
+    except Exception:  # no readable table: the message goes without the version
+        return None
+
+
+def conflict_message(model: str, table: Path | None, exc: BaseException) -> str | None:
+    """One message naming the model, its table, what the other writer did and the fix; None when ``exc``
+    is no commit conflict."""
+    found = conflict_of(exc)
+    if found is None:
+        return None
+    error_class, delta_says = found
+    where = f"its Delta table {table}" if table is not None else "its Delta table"
+    winner = _WINNER.search(delta_says)
+    at = next((g for g in winner.groups() if g), None) if winner else None
+    now = _current_version(table) if table is not None else None
+    state = f"the table holds the other writer's version {now}" if now is not None else \
+        "the table holds the other writer's version"
+    if error_class == "DELTA_CONCURRENT_TRANSACTION":
+        return (f"model {model}: two runs of its stream wrote {where} with the same checkpoint at once "
+                f"(Delta {error_class}: {delta_says}); this run's micro-batch was not committed and {state}. "
+                "Fix: run the stream from one place only (one `streamt run --continuous`, or one schedule), "
+                "then rerun it: its checkpoint resumes where the table is")
+    return (f"model {model}: another writer committed to {where}"
+            f"{f' (version {at})' if at else ''} while this run was writing: it {CONFLICTS[error_class]} "
+            f"(Delta {error_class}: {delta_says}). This run committed nothing and {state}. "
+            f"Fix: rerun the model (`streamt run -s {model}`); if a second machine, schedule or notebook writes this "
+            "table, let one writer own it (our per-model lock only serializes writers on one machine)")

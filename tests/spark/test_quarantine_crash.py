@@ -1,0 +1,123 @@
+"""`kill -9` of a whole `streamt run` while the source's quarantine query writes its Delta table, then a
+rerun: every malformed record is in the quarantine exactly once (the checkpoint knows the files read,
+Delta's sink skips a batch it had committed), whichever side of the commit the kill landed on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from deltalake import DeltaTable
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+COLUMNS = [{"name": "order_id", "type": "bigint"}, {"name": "amount", "type": "double"}]
+
+
+def write_project(root: Path) -> None:
+    config = {
+        "project": {"name": "qcrash"},
+        "runtime": {"spark": {"master": "local[2]", "conf": {"spark.sql.shuffle.partitions": "2"}}},
+        "sources": [{"name": "orders_raw", "format": "json", "path": "in", "columns": COLUMNS}],
+        "models": [{"name": "orders", "materialized": "table",
+                    "sql": 'SELECT order_id, amount FROM {{ source("orders_raw") }}'}],
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "stream_project.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+
+
+def add_file(root: Path, name: str, ids: range) -> list[str]:
+    """A file whose odd ids are malformed lines; returns those lines."""
+    (root / "in").mkdir(exist_ok=True)
+    lines = [json.dumps({"order_id": i, "amount": i * 1.5}) if i % 2 == 0 else f'{{"order_id": {i}, oops' for i in ids]
+    tmp = root / "in" / f".{name}.tmp"
+    tmp.write_text("".join(line + "\n" for line in lines))
+    tmp.rename(root / "in" / f"{name}.json")  # a source file appears whole
+    return [line for line in lines if "oops" in line]
+
+
+def streamt(root: Path) -> subprocess.Popen[str]:
+    """`streamt run` in its own process group, as a shell starts it, with this checkout's code."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def group_alive(pgid: int) -> bool:
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        rest = text[text.rindex(")") + 2:].split()
+        if int(rest[2]) == pgid and rest[0] != "Z":
+            return True
+    return False
+
+
+def kill_group_when(proc: subprocess.Popen[str], ready: Callable[[], bool], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc.poll() is None, f"the run ended before the kill point:\n{proc.communicate()[0][-3000:]}"
+        assert time.monotonic() < deadline, "kill point never reached"
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not group_alive(proc.pid), "a process of the run survived kill -9"
+
+
+def quarantine(root: Path) -> Path:
+    return root / ".streamt" / "warehouse" / "orders_raw__quarantine" / "data"
+
+
+def quarantined(root: Path) -> list[str]:
+    if not (quarantine(root) / "_delta_log").is_dir():
+        return []
+    return sorted(r["raw_record"] for r in DeltaTable(str(quarantine(root))).to_pyarrow_table().to_pylist())
+
+
+def test_kill_9_during_the_quarantine_write_then_rerun_is_exact(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    write_project(root)
+    bad = add_file(root, "a", range(0, 40))
+    first = streamt(root)
+    text, _ = first.communicate(timeout=400)
+    assert first.returncode == 0, text[-3000:]
+    assert quarantined(root) == sorted(bad)
+
+    def new_data_file() -> Callable[[], bool]:  # the batch's rows are written; its commit is moments away
+        before = set(quarantine(root).glob("*.parquet"))
+        return lambda: bool(set(quarantine(root).glob("*.parquet")) - before)
+
+    def new_commit() -> Callable[[], bool]:  # Delta committed; the checkpoint's commit may not be yet
+        before = set((quarantine(root) / "_delta_log").glob("*.json"))
+        return lambda: bool(set((quarantine(root) / "_delta_log").glob("*.json")) - before)
+
+    for n, point in enumerate((new_data_file, new_commit)):
+        bad += add_file(root, f"b{n}", range(100 * (n + 1), 100 * (n + 1) + 40))
+        proc = streamt(root)
+        kill_group_when(proc, point())
+        got = quarantined(root)
+        assert len(got) == len(set(got)) and set(got) <= set(bad), "nothing twice, nothing invented"
+
+    final = streamt(root)
+    text, _ = final.communicate(timeout=400)
+    assert final.returncode == 0, text[-3000:]
+    assert "Traceback" not in text
+    assert quarantined(root) == sorted(bad), "after the kills and a rerun: each malformed line exactly once"
+    again = streamt(root)  # nothing new: nothing added
+    assert again.wait(timeout=400) == 0
+    assert quarantined(root) == sorted(bad)
