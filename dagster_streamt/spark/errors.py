@@ -69,7 +69,7 @@ def first_meaningful_line(exc: BaseException) -> str:
 
 def _cause(exc: BaseException) -> BaseException | None:
     """The exception ``exc`` wraps: Python's chain, or the JVM cause pyspark's captured errors convert."""
-    inner = getattr(exc, "_cause", None) or exc.__cause__
+    inner = getattr(exc, "_cause", None) or getattr(exc, "cause", None) or exc.__cause__
     return inner if isinstance(inner, BaseException) else None
 
 

@@ -3,7 +3,7 @@
 Each run brings the table up to date with its inputs in the cheapest exact way (see
 :mod:`.refresh_plan`): nothing to do when no input changed; only the rows of the appended files when
 the query allows it (an append commit of their rows, or their aggregation merged into the stored
-state with Delta's ``MERGE``: :mod:`.table_state`); otherwise a full rebuild (an overwrite commit).
+state: :mod:`.table_state`); otherwise a full rebuild (an overwrite commit).
 Whatever the way, the new version holds exactly the rows the query gives over all of its inputs, and
 readers see the old version or the new one, never half.
 """

@@ -98,7 +98,7 @@ def test_each_refresh_is_one_commit_and_the_old_version_stays_readable(spark: An
     second = run(spark, project, ["orders_clean", "per_customer"])
     assert second["orders_clean"].refresh == "append", second["orders_clean"].refresh_note
     assert second["orders_clean"].rows_written == 1 and second["orders_clean"].table_rows == 3
-    assert second["per_customer"].refresh == "full"  # an aggregation's state is not kept in Delta yet
+    assert second["per_customer"].refresh == "merge", second["per_customer"].refresh_note  # its Delta state
     ops = [(h["version"], h["operation"]) for h in _history(clean)]
     assert ops == [(0, "WRITE"), (1, "WRITE")]  # overwrite, then one append commit
     assert second["orders_clean"].delta_version == 1
