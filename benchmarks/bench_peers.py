@@ -31,7 +31,8 @@ Modes (no mode flag: ``--full``; ``--all``: the three):
 Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
 customer_orders, order_metrics, tier_revenue; a Delta table's current version, read with delta-rs) equal
 the baseline's on the same data; streamt's quarantine holds exactly the malformed order lines (counted
-here in Python, independently of Spark). Any difference is printed and the script exits 1. No assertion on timings: figures and ratios only.
+here in Python, independently of Spark). Any difference is printed and the script exits 1. No assertion
+on timings: figures and ratios only.
 
 Spark runs one job at a time on this machine; run the script under the shared lock (it does not
 take the lock itself, so the processes it starts do not deadlock on it):
@@ -221,6 +222,7 @@ class Bench:
     counter: int = 0
     as_stream: tuple[str, ...] = ()  # models run as `materialized: stream` in the streamt project copies
     baseline: str = "delta"  # the hand-written job the ratios are taken against: "delta" or "parquet"
+    streamt_conf: tuple[tuple[str, str], ...] = ()  # Spark settings added to the streamt project copies
 
     @property
     def base_name(self) -> str:
@@ -269,6 +271,10 @@ class Bench:
             block = f"  - name: {model}\n    materialized: table\n"
             assert block in text, f"streamt_project.yml has no table model {model}"
             text = text.replace(block, block.replace("materialized: table", "materialized: stream"))
+        if self.streamt_conf:
+            assert "    conf: {" in text, "streamt_project.yml has no runtime.spark.conf mapping"
+            extra = "".join(f"{json.dumps(k)}: {json.dumps(v)}, " for k, v in self.streamt_conf)
+            text = text.replace("    conf: {", "    conf: {" + extra, 1)
         (project / "stream_project.yml").write_text(text)
         return project
 
@@ -495,6 +501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the hand-written job the ratios are taken against: benchmarks/handwritten_delta.py "
                          "(Delta tables, the default: streamt's tables are Delta) or the peer folder's handwritten.py "
                          "(Parquet); the other one is run too and shown beside it")
+    ap.add_argument("--streamt-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting added to streamt's project copies only (repeatable), to measure what a "
+                         "setting would buy; the hand-written jobs and SDP are unchanged")
     ap.add_argument("--no-sdp", action="store_true", help="--full without Spark Declarative Pipelines")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON at the end (progress on stderr)")
     ap.add_argument("--peer-dir", type=Path, default=None, help="the peer-bench folder (default: shared/peer-bench "
@@ -517,11 +526,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     venv = ensure_pipelines() if full and not args.no_sdp else Path(sys.prefix)
     data = cached_data(peer, orders, args.customers, args.seed, log)
     log(f"data {data.root}: {data.orders:,} orders ({data.malformed:,} malformed lines), {args.customers:,} customers")
-    bench = Bench(peer, work, venv, log, as_stream=tuple(args.as_stream), baseline=args.baseline)
+    conf = tuple(tuple(kv.split("=", 1)) for kv in args.streamt_conf)
+    if any(len(kv) != 2 for kv in conf):
+        ap.error("--streamt-conf takes KEY=VALUE")
+    bench = Bench(peer, work, venv, log, as_stream=tuple(args.as_stream), baseline=args.baseline,
+                  streamt_conf=conf)  # type: ignore[arg-type]
+    if conf:
+        log("streamt project: " + ", ".join(f"{k}={v}" for k, v in conf))
     if args.as_stream:
         log(f"streamt project: {', '.join(args.as_stream)} as materialized: stream")
     report: dict[str, Any] = {"baseline": args.baseline, "orders": orders, "customers": args.customers,
-                              "repeat": repeat, "as_stream": list(args.as_stream),
+                              "repeat": repeat, "as_stream": list(args.as_stream), "streamt_conf": dict(conf),
                               "machine": machine_note(), "malformed_lines": data.malformed}
     try:
         if full:
