@@ -1,6 +1,8 @@
-"""The peer comparison of issue 14: ``streamt run`` against hand-written PySpark (``handwritten.py``) and
-Spark Declarative Pipelines (``spark-pipelines run`` via ``run_sdp.sh``) on the shared peer pipeline
-(``shared/peer-bench``: 2 M dirty NDJSON orders, 100 k customers, 4 table models).
+"""The peer comparison of issues 14 and 25: ``streamt run`` against the same job hand-written in PySpark
+writing Delta tables (``handwritten_delta.py``, here: the baseline, as streamt's tables are Delta), the
+peer folder's hand-written job writing Parquet (``handwritten.py``, shown beside it; ``--baseline parquet``
+swaps the two) and Spark Declarative Pipelines (``spark-pipelines run`` via ``run_sdp.sh``) on the shared
+peer pipeline (``shared/peer-bench``: 2 M dirty NDJSON orders, 100 k customers, 4 table models).
 
 Every run is a whole process started through ``reap.py`` (which waits for the driver JVM too), timed
 with the wall clock from here and with ``/usr/bin/time -v`` (CPU of the whole tree, largest RSS) when
@@ -9,9 +11,10 @@ the streamt project (``DAGSTER_HOME`` unset, so the project's own Dagster instan
 
 Modes (no mode flag: ``--full``; ``--all``: the three):
 
-* ``--full``: rounds of hand-written, SDP, streamt (A B C A B C ...); per-runner medians and the median
-  of the per-round ratios vs hand-written (goal: streamt <= 1.10) and streamt vs SDP (goal: < 1). Each
-  streamt run is one-shot (the default): it starts its own JVM and leaves nothing running.
+* ``--full``: rounds of hand-written Delta, hand-written Parquet, SDP (``--no-sdp``: without), streamt
+  (A B C D A B C D ...); per-runner medians and the median of the per-round ratios vs the baseline (goal:
+  streamt <= 1.10), vs the other hand-written job and streamt vs SDP (goal: < 1). Each streamt run is
+  one-shot (the default): it starts its own JVM and leaves nothing running.
 * ``--warm``: repeated runs on the project's Spark Connect server: a first ``streamt run`` (embedded),
   then ``streamt server start`` (timed: start and its quick warm-up), then rounds of hand-written and
   ``streamt run --full-refresh`` on that project (every table rebuilt from all of its input, the work
@@ -19,15 +22,17 @@ Modes (no mode flag: ``--full``; ``--all``: the three):
   streamt <= hand-written - 5 s; the server's CPU is added to each run's). The server is stopped at
   the end.
 * ``--incremental``: per round, a fresh project on a fresh (hard-linked) copy of the data: full run,
-  +1 % orders (one more file from ``gen_data.py --start-file``), rerun; rerun/full (goal <= 0.25).
-  Then a rerun with no new data, and a full rebuild (``--full-refresh``), so the rerun is also shown
-  against the same work (like for like). Every run is one-shot (the default); ``--on-server``: the
-  reruns go to the project's server, started after the full run.
+  +1 % orders (one more file from ``gen_data.py --start-file``), both hand-written jobs on the +1 % data
+  (a hand-written job has no increments: its user reruns it whole), rerun; rerun/full (goal <= 0.25) and
+  rerun / hand-written. Then a rerun with no new data, and a full rebuild (``--full-refresh``), so the
+  rerun is also shown against the same work (like for like). Every run is one-shot (the default);
+  ``--on-server``: the reruns go to the project's server, started after the full run.
 
 Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
-customer_orders, order_metrics, tier_revenue) equal hand-written's on the same data; streamt's quarantine
-holds exactly the malformed order lines (counted here in Python, independently of Spark). Any
-difference is printed and the script exits 1. No assertion on timings: figures and ratios only.
+customer_orders, order_metrics, tier_revenue; a Delta table's current version, read with delta-rs) equal
+the baseline's on the same data; streamt's quarantine holds exactly the malformed order lines (counted
+here in Python, independently of Spark). Any difference is printed and the script exits 1. No assertion
+on timings: figures and ratios only.
 
 Spark runs one job at a time on this machine; run the script under the shared lock (it does not
 take the lock itself, so the processes it starts do not deadlock on it):
@@ -73,6 +78,9 @@ from peer_data import (
 
 TIME = Path("/usr/bin/time")
 REBUILD_ALL = "orders_raw+ customers_raw+"  # every model of the peer project: --full-refresh rebuilds them all
+HAND_DELTA = Path(__file__).resolve().parent / "handwritten_delta.py"
+HAND_NAMES = {"delta": "hand-written Delta", "parquet": "hand-written Parquet"}
+OTHER = {"delta": "parquet", "parquet": "delta"}
 PIPELINES_MODULES = ("yaml", "grpc", "grpc_status", "google.rpc", "pandas", "pyarrow", "zstandard", "numpy")
 
 
@@ -213,6 +221,16 @@ class Bench:
     problems: list[str] = field(default_factory=list)
     counter: int = 0
     as_stream: tuple[str, ...] = ()  # models run as `materialized: stream` in the streamt project copies
+    baseline: str = "delta"  # the hand-written job the ratios are taken against: "delta" or "parquet"
+    streamt_conf: tuple[tuple[str, str], ...] = ()  # Spark settings added to the streamt project copies
+
+    @property
+    def base_name(self) -> str:
+        return HAND_NAMES[self.baseline]
+
+    @property
+    def other_name(self) -> str:
+        return HAND_NAMES[OTHER[self.baseline]]
 
     def _dir(self, kind: str) -> Path:
         self.counter += 1
@@ -221,14 +239,22 @@ class Bench:
         d.mkdir(parents=True)
         return d
 
-    def hand(self, data: Path) -> Result:
-        out = self._dir("hand")
-        run = timed([sys.executable, str(self.peer / "handwritten.py"), "--data", str(data), "--out", str(out / "o")],
-                    self.peer, out, dict(os.environ), "handwritten.py")
+    def hand(self, data: Path, fmt: str | None = None) -> Result:
+        """The hand-written job writing ``fmt`` (default: the baseline): ``handwritten_delta.py`` (Delta
+        tables, this folder) or the peer folder's ``handwritten.py`` (Parquet). The baseline's first run on
+        ``data`` gives the rows and sums every other run on that data must have."""
+        fmt = fmt or self.baseline
+        out = self._dir(f"hand-{fmt}")
+        script = HAND_DELTA if fmt == "delta" else self.peer / "handwritten.py"
+        run = timed([sys.executable, str(script), "--data", str(data), "--out", str(out / "o")],
+                    self.peer, out, dict(os.environ), script.name)
         got = fingerprint({n: out / "o" / n for n in OUTPUTS})
-        self.reference.setdefault(data, got)
+        if fmt == self.baseline:
+            self.reference.setdefault(data, got)
         phases = next((line for line in run.stdout.splitlines() if line.startswith("handwritten:")), "")
-        return self._checked(Result("hand-written", run, got, note=phases.removeprefix("handwritten: ")), data)
+        result = Result(HAND_NAMES[fmt], run, got, note=phases.removeprefix("handwritten: "))
+        shutil.rmtree(out, ignore_errors=True)  # 2 M orders: some 100 MB per run
+        return self._checked(result, data)
 
     def sdp(self, data: Path) -> Result:
         scratch = self._dir("sdp")
@@ -245,6 +271,10 @@ class Bench:
             block = f"  - name: {model}\n    materialized: table\n"
             assert block in text, f"streamt_project.yml has no table model {model}"
             text = text.replace(block, block.replace("materialized: table", "materialized: stream"))
+        if self.streamt_conf:
+            assert "    conf: {" in text, "streamt_project.yml has no runtime.spark.conf mapping"
+            extra = "".join(f"{json.dumps(k)}: {json.dumps(v)}, " for k, v in self.streamt_conf)
+            text = text.replace("    conf: {", "    conf: {" + extra, 1)
         (project / "stream_project.yml").write_text(text)
         return project
 
@@ -324,24 +354,32 @@ def indent(text: str) -> str:
 
 
 # -- modes -----------------------------------------------------------------------------------------
-def mode_full(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
-    b.log(f"\n== full pipeline, fresh state: {repeat} round(s) of hand-written, SDP, streamt run")
-    groups: dict[str, list[Result]] = {"hand-written": [], "SDP": [], "streamt run": []}
+def mode_full(b: Bench, data: PeerData, repeat: int, sdp: bool = True) -> dict[str, Any]:
+    base, other = b.base_name, b.other_name
+    b.log(f"\n== full pipeline, fresh state: {repeat} round(s) of {base}, {other}{', SDP' if sdp else ''}, "
+          "streamt run")
+    groups: dict[str, list[Result]] = {base: [], other: [], **({"SDP": []} if sdp else {}), "streamt run": []}
+    runners: dict[str, Callable[[], Result]] = {
+        base: lambda: b.hand(data.root), other: lambda: b.hand(data.root, OTHER[b.baseline]),
+        "SDP": lambda: b.sdp(data.root),
+        "streamt run": lambda: b.streamt(data.root, b.new_project(data.root), expect_bad=data.malformed)}
     for i in range(1, repeat + 1):
-        for name, go in (("hand-written", lambda: b.hand(data.root)), ("SDP", lambda: b.sdp(data.root)),
-                         ("streamt run", lambda: b.streamt(data.root, b.new_project(data.root),
-                                                           expect_bad=data.malformed))):
-            r = go()
+        for name in groups:
+            r = runners[name]()
             groups[name].append(r)
             b.show(f"round {i}", r)
-    hand, sdp, ours = groups["hand-written"], groups["SDP"], groups["streamt run"]
-    ratios = {"sdp_vs_hand": ratio(sdp, hand), "streamt_vs_hand": ratio(ours, hand),
-              "streamt_vs_sdp": ratio(ours, sdp)}
+    hand, ours = groups[base], groups["streamt run"]
+    ratios = {"streamt_vs_hand": ratio(ours, hand), f"streamt_vs_hand_{OTHER[b.baseline]}": ratio(ours, groups[other]),
+              f"hand_{OTHER[b.baseline]}_vs_hand": ratio(groups[other], hand)}
+    rows = [(f"streamt / {base}", ratios["streamt_vs_hand"], "<= 1.10"),
+            (f"streamt / {other}", ratios[f"streamt_vs_hand_{OTHER[b.baseline]}"], ""),
+            (f"{other} / {base}", ratios[f"hand_{OTHER[b.baseline]}_vs_hand"], "")]
+    if sdp:
+        ratios["sdp_vs_hand"], ratios["streamt_vs_sdp"] = ratio(groups["SDP"], hand), ratio(ours, groups["SDP"])
+        rows += [(f"SDP / {base}", ratios["sdp_vs_hand"], ""), ("streamt / SDP", ratios["streamt_vs_sdp"], "< 1.00")]
     b.log("\n" + indent(runner_table(groups)))
-    b.log("\n" + indent(ratio_table([("SDP / hand-written", ratios["sdp_vs_hand"], ""),
-                                     ("streamt / hand-written", ratios["streamt_vs_hand"], "<= 1.10"),
-                                     ("streamt / SDP", ratios["streamt_vs_sdp"], "< 1.00")])))
-    return {"runners": {k: stats(v) for k, v in groups.items()}, "ratios": ratios}
+    b.log("\n" + indent(ratio_table(rows)))
+    return {"baseline": b.baseline, "runners": {k: stats(v) for k, v in groups.items()}, "ratios": ratios}
 
 
 def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
@@ -354,22 +392,22 @@ def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
     b.log(f"  `streamt server start` (pid {pid}) took {waited:.1f} s with its warm-up; CPU below = client tree + "
           "server")
     try:
-        groups: dict[str, list[Result]] = {"hand-written": [], "streamt run (warm)": []}
+        groups: dict[str, list[Result]] = {b.base_name: [], "streamt run (warm)": []}
         for i in range(1, repeat + 1):
             h = b.hand(data.root)
-            groups["hand-written"].append(h)
+            groups[b.base_name].append(h)
             b.show(f"round {i}", h)
             o = b.streamt(data.root, project, "streamt run (warm)", data.malformed, pid, rebuild=True)
             groups["streamt run (warm)"].append(o)
             b.show(f"round {i}", o)
     finally:
         b.log(f"  server stopped: {stop_server(project)}")
-    hand, warm = groups["hand-written"], groups["streamt run (warm)"]
+    hand, warm = groups[b.base_name], groups["streamt run (warm)"]
     gaps = [h.run.seconds - o.run.seconds for h, o in zip(hand, warm, strict=True)]
     r = ratio(warm, hand)
     b.log("\n" + indent(runner_table(groups)))
-    b.log("\n" + indent(ratio_table([("warm streamt / hand-written", r, "")])))
-    b.log(f"  hand-written - warm streamt: median {median(gaps):.1f} s (per round "
+    b.log("\n" + indent(ratio_table([(f"warm streamt / {b.base_name}", r, "")])))
+    b.log(f"  {b.base_name} - warm streamt: median {median(gaps):.1f} s (per round "
           f"{' '.join(f'{g:.1f}' for g in gaps)}; goal >= 5 s); first run (embedded) "
           f"{first.run.seconds:.1f} s, `streamt server start` {waited:.1f} s")
     return {"first_run_s": round(first.run.seconds, 2), "server_start_s": round(waited, 2),
@@ -379,21 +417,19 @@ def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
 
 def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dict[str, Any]:
     """Every run one-shot (the default); ``server``: the project's Connect server is started after the full
-    run and the reruns connect to it."""
+    run and the reruns connect to it. A hand-written job has no increments: its user reruns the whole job,
+    so each round also runs both hand-written jobs on the +1 % data (their "rerun")."""
     share = data.extra_orders / data.orders
+    base, other = b.base_name, b.other_name
     how = ("the reruns go to the project's Spark server, started after the full run" if server
            else "embedded JVM per run (the default)")
     b.log(f"\n== incremental: full run, +{data.extra_orders:,} orders ({share:.1%}), rerun; {repeat} round(s), "
-          f"fresh project and data copy each; {how}")
+          f"fresh project and data copy each; {how}; {base} and {other} rerun whole on the +1 % data")
     if data.root not in b.reference:  # the expected outputs before the new file
         b.show("reference", b.hand(data.root))
-    after = data.linked_copy(b.work / "incr-reference-data", with_extra=True)
-    ref = b.hand(after)  # the expected outputs after it
-    b.show("reference", ref)
-    fulls: list[Result] = []
-    reruns: list[Result] = []
-    noops: list[Result] = []
-    rebuilds: list[Result] = []
+    groups: dict[str, list[Result]] = {"streamt run (full)": [], "streamt run (+1 %)": [],
+                                       "streamt run (no new data)": [], "streamt run --full-refresh": [],
+                                       f"{base} on the +1 % data": [], f"{other} on the +1 % data": []}
     for i in range(1, repeat + 1):
         copy = data.linked_copy(b.work / "incr-data" / f"{i:02d}")
         project = b.new_project(copy)
@@ -401,7 +437,11 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
         full = b.streamt(copy, project, "streamt run (full)", data.malformed)
         b.show(f"round {i}", full)
         data.add_extra(copy)
-        b.reference[copy] = b.reference[after]
+        del b.reference[copy]  # the baseline's run on the +1 % data gives the expected outputs after it
+        for fmt, name in ((b.baseline, base), (OTHER[b.baseline], other)):
+            h = b.hand(copy, fmt)
+            b.show(f"round {i}", h)
+            groups[f"{name} on the +1 % data"].append(h)
         bad = data.malformed + data.extra_malformed
         try:
             pid = start_server(project)[0] if server else None
@@ -414,21 +454,30 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
         finally:
             if server:
                 stop_server(project)
-        fulls.append(full)
-        reruns.append(rerun)
-        noops.append(noop)
-        rebuilds.append(rebuilt)
-    r = ratio(reruns, fulls)
-    same = ratio(reruns, rebuilds)
-    b.log("\n" + indent(runner_table({"streamt run (full)": fulls, "streamt run (+1 %)": reruns,
-                                      "streamt run (no new data)": noops, "streamt run --full-refresh": rebuilds,
-                                      "hand-written on the +1 % data": [ref]})))
-    b.log("\n" + indent(ratio_table([("rerun after +1 % / full run", r, "<= 0.25"),
-                                     ("rerun after +1 % / full rebuild, same JVM", same, ""),
-                                     ("rerun, no new data / full run", ratio(noops, fulls), "")])))
-    return {"new_orders": data.extra_orders, "share": round(share, 4), "server": server, "full": stats(fulls),
-            "rerun": stats(reruns), "noop": stats(noops), "rebuild_same_jvm": stats(rebuilds),
-            "hand_on_new_data": stats([ref]), "rerun_vs_full": r, "rerun_vs_rebuild_same_jvm": same}
+        for name, r in (("streamt run (full)", full), ("streamt run (+1 %)", rerun),
+                        ("streamt run (no new data)", noop), ("streamt run --full-refresh", rebuilt)):
+            groups[name].append(r)
+    fulls, reruns = groups["streamt run (full)"], groups["streamt run (+1 %)"]
+    noops = groups["streamt run (no new data)"]
+    hands, others = groups[f"{base} on the +1 % data"], groups[f"{other} on the +1 % data"]
+    ratios = {"rerun_vs_full": ratio(reruns, fulls), "rerun_vs_hand": ratio(reruns, hands),
+              f"rerun_vs_hand_{OTHER[b.baseline]}": ratio(reruns, others),
+              "rerun_vs_rebuild_same_jvm": ratio(reruns, groups["streamt run --full-refresh"]),
+              "noop_vs_full": ratio(noops, fulls), "noop_vs_hand": ratio(noops, hands),
+              "full_vs_hand": ratio(fulls, hands)}
+    b.log("\n" + indent(runner_table(groups)))
+    b.log("\n" + indent(ratio_table([
+        ("rerun after +1 % / streamt full run", ratios["rerun_vs_full"], "<= 0.25"),
+        (f"rerun after +1 % / {base} (rerun whole)", ratios["rerun_vs_hand"], ""),
+        (f"rerun after +1 % / {other} (rerun whole)", ratios[f"rerun_vs_hand_{OTHER[b.baseline]}"], ""),
+        ("rerun after +1 % / --full-refresh", ratios["rerun_vs_rebuild_same_jvm"], ""),
+        ("rerun, no new data / streamt full run", ratios["noop_vs_full"], ""),
+        (f"rerun, no new data / {base}", ratios["noop_vs_hand"], ""),
+        (f"streamt full run / {base} on +1 % data", ratios["full_vs_hand"], "")])))
+    b.log(f"  rerun with no new data: median {median([r.run.seconds for r in noops]):.1f} s "
+          f"(per round {' '.join(f'{r.run.seconds:.1f}' for r in noops)})")
+    return {"baseline": b.baseline, "new_orders": data.extra_orders, "share": round(share, 4), "server": server,
+            "runners": {k: stats(v) for k, v in groups.items()}, "ratios": ratios}
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -448,6 +497,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "so a rerun reads only new files); hand-written and SDP are unchanged")
     ap.add_argument("--on-server", action="store_true", help="--incremental with the reruns on the project's "
                     "Spark Connect server (`streamt server start` after the full run)")
+    ap.add_argument("--baseline", choices=("delta", "parquet"), default="delta",
+                    help="the hand-written job the ratios are taken against: benchmarks/handwritten_delta.py "
+                         "(Delta tables, the default: streamt's tables are Delta) or the peer folder's handwritten.py "
+                         "(Parquet); the other one is run too and shown beside it")
+    ap.add_argument("--streamt-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting added to streamt's project copies only (repeatable), to measure what a "
+                         "setting would buy; the hand-written jobs and SDP are unchanged")
+    ap.add_argument("--no-sdp", action="store_true", help="--full without Spark Declarative Pipelines")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON at the end (progress on stderr)")
     ap.add_argument("--peer-dir", type=Path, default=None, help="the peer-bench folder (default: shared/peer-bench "
                     "next to the repository or a parent; or $PEER_BENCH)")
@@ -466,18 +523,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="streamt-peers-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     log(f"workdir {work}\npeer pipeline {peer}\n{machine_note()}")
-    venv = ensure_pipelines() if full else Path(sys.prefix)
+    venv = ensure_pipelines() if full and not args.no_sdp else Path(sys.prefix)
     data = cached_data(peer, orders, args.customers, args.seed, log)
     log(f"data {data.root}: {data.orders:,} orders ({data.malformed:,} malformed lines), {args.customers:,} customers")
-    bench = Bench(peer, work, venv, log, as_stream=tuple(args.as_stream))
+    conf = tuple(tuple(kv.split("=", 1)) for kv in args.streamt_conf)
+    if any(len(kv) != 2 for kv in conf):
+        ap.error("--streamt-conf takes KEY=VALUE")
+    bench = Bench(peer, work, venv, log, as_stream=tuple(args.as_stream), baseline=args.baseline,
+                  streamt_conf=conf)  # type: ignore[arg-type]
+    if conf:
+        log("streamt project: " + ", ".join(f"{k}={v}" for k, v in conf))
     if args.as_stream:
         log(f"streamt project: {', '.join(args.as_stream)} as materialized: stream")
-    report: dict[str, Any] = {"orders": orders, "customers": args.customers, "repeat": repeat,
-                              "as_stream": list(args.as_stream),
+    report: dict[str, Any] = {"baseline": args.baseline, "orders": orders, "customers": args.customers,
+                              "repeat": repeat, "as_stream": list(args.as_stream), "streamt_conf": dict(conf),
                               "machine": machine_note(), "malformed_lines": data.malformed}
     try:
         if full:
-            report["full"] = mode_full(bench, data, repeat)
+            report["full"] = mode_full(bench, data, repeat, sdp=not args.no_sdp)
         if args.warm or args.all:
             report["warm"] = mode_warm(bench, data, repeat)
         if args.incremental or args.all:
@@ -486,7 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
     report["problems"] = bench.problems
-    log("\n== correctness: " + ("every run wrote the same rows and sums as hand-written on the same data; "
+    log("\n== correctness: " + (f"every run wrote the same rows and sums as {bench.base_name} on the same data; "
                                 "quarantine = malformed lines" if not bench.problems else "DIFFERENCES"))
     for p in bench.problems:
         log(f"  {p}")

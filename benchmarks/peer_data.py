@@ -1,12 +1,13 @@
-"""The peer pipeline's data and outputs, for ``bench_peers.py`` (no Spark: NumPy for the data, pyarrow to
-read the Parquet the runners write, so checking a run costs well under a second).
+"""The peer pipeline's data and outputs, for ``bench_peers.py`` (no Spark: NumPy for the data, pyarrow and
+delta-rs to read the tables the runners write, so checking a run costs well under a second).
 
 * :func:`peer_dir`: the shared peer-bench folder (``gen_data.py``, ``handwritten.py``, ``run_sdp.sh``,
   ``sdp/``, ``streamt_project.yml``, ``reap.py``).
 * :func:`cached_data`: ``gen_data.py`` output, generated once per (orders, customers, seed, generator
   version) under the temp folder, with the number of malformed order lines counted independently of
   Spark (a line that is not a JSON object, or whose ``amount`` is a string).
-* :func:`fingerprint`: rows and sum of the amount column of each of the four outputs.
+* :func:`fingerprint`: rows and sum of the amount column of each of the four outputs (a Delta table's
+  current version read with delta-rs, a Parquet folder with pyarrow).
 """
 
 from __future__ import annotations
@@ -116,13 +117,25 @@ def cached_data(peer: Path, orders: int, customers: int, seed: int, log: object 
 Fingerprint = dict[str, tuple[int, float]]
 
 
-def parquet_rows_and_sum(folder: Path, column: str | None) -> tuple[int, float]:
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+def is_delta(folder: Path) -> bool:
+    return (folder / "_delta_log").is_dir()
 
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+
+def parquet_rows_and_sum(folder: Path, column: str | None) -> tuple[int, float]:
+    """Rows and sum of ``column`` of the table in ``folder``: a Delta table's current version (read with
+    delta-rs: the folder also holds the files of earlier versions), else every Parquet file below it."""
+    import pyarrow.compute as pc
+
+    if is_delta(folder):
+        from deltalake import DeltaTable
+
+        table = DeltaTable(str(folder)).to_pyarrow_table(columns=[column] if column else None)
+    elif not folder.is_dir() or not any(folder.rglob("*.parquet")):
         return 0, 0.0
-    table = pq.read_table(str(folder), columns=[column] if column else [])
+    else:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(str(folder), columns=[column] if column else [])
     total = pc.sum(table[column]).as_py() if column else 0.0
     return table.num_rows, round(float(total or 0.0), 2)
 
@@ -133,8 +146,9 @@ def fingerprint(folders: dict[str, Path]) -> Fingerprint:
 
 
 def streamt_outputs(project: Path) -> dict[str, Path]:
-    """Where each model's rows are now: a table's current version (``<model>/_CURRENT``), else a stream
-    model's output folder (``<model>/data``), as in dagster_streamt/spark/warehouse.py."""
+    """Where each model's rows are now: its Delta table (``<model>/data``, table and stream models alike,
+    as in dagster_streamt/spark/warehouse.py); a table in the pre-Delta layout: the version that
+    ``<model>/_CURRENT`` names."""
     wh = project / ".streamt" / "warehouse"
     out: dict[str, Path] = {}
     for name in OUTPUTS:

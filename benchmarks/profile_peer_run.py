@@ -46,7 +46,16 @@ WRAPS: list[tuple[str, str, str, str | None]] = [
     ("settle input counts", "dagster_streamt.spark.inputs", "settle", "InputStats"),
     ("stored input: registry + row count", "dagster_streamt.spark.relations", "_register_model_batch", None),
     ("spark.sql (parse + analyze)", "pyspark.sql", "sql", "SparkSession"),
-    ("table write (version + swap)", "dagster_streamt.spark.warehouse", "write_version", "Warehouse"),
+    ("refresh plan: inputs (snapshots, config hash)", "dagster_streamt.spark.table", "_inputs", None),
+    ("Delta log read (delta-rs)", "dagster_streamt.spark.table", "current_commit", None),
+    ("Delta log read (delta-rs)", "dagster_streamt.spark.delta_table", "current_commit", None),
+    ("table write (one Delta commit)", "dagster_streamt.spark.table", "delta_write", None),
+    ("aggregation state: full build", "dagster_streamt.spark.table", "build_state", None),
+    ("aggregation state: Delta write", "dagster_streamt.spark.table_state", "_save", None),
+    ("scratch Parquet stage", "dagster_streamt.spark.table_state", "stage", None),
+    ("scratch Parquet stage", "dagster_streamt.spark.table", "stage", None),
+    ("aggregation state: new DISTINCT pairs", "dagster_streamt.spark.table_state", "_new_pairs", "Merge"),
+    ("aggregation state: merge (pairs + MERGE)", "dagster_streamt.spark.table_state", "apply", "Merge"),
     ("registry write", "dagster_streamt.spark.warehouse", "write_entry", "Warehouse"),
     ("OpenLineage emit", "dagster_streamt.cli.dagster_exec", "_emit_lineage", None),
     ("Spark Connect RPC: analyze", "pyspark.sql.connect.client.core", "_analyze", "SparkConnectClient"),
@@ -85,6 +94,9 @@ def wrap(label, fn):
 for label, module, attr, cls in WRAPS:
     mod = importlib.import_module(module)
     owner = getattr(mod, cls) if cls else mod
+    if not hasattr(owner, attr):  # renamed since: say so rather than fail the profile
+        print(f"profile: no {module}.{cls + '.' if cls else ''}{attr} to time ({label})", file=sys.stderr)
+        continue
     setattr(owner, attr, wrap(label, getattr(owner, attr)))
 # materializers are looked up in a dict filled at import: wrap the entries, one span per model
 from dagster_streamt.spark import runner
@@ -141,20 +153,22 @@ def run_child(peer: Path, project: Path, work: Path, importtime: bool, pyspy: Pa
 
 
 def incremental_child(peer: Path, project: Path, work: Path, extra: Path, importtime: bool,
-                      pyspy: Path | None) -> dict[str, Any]:
-    """The full run, ``streamt server start``, +1 % orders, then the profiled rerun on that server; the
-    server is stopped at the end."""
+                      pyspy: Path | None, server: bool = True) -> dict[str, Any]:
+    """The full run, ``streamt server start`` (``server``), +1 % orders, then the profiled rerun on that
+    server (else one-shot, its own JVM); the server is stopped at the end."""
     from bench_peers import server_env, start_server, stop_server
     from bench_util import streamt_cmd
 
     subprocess.run([*streamt_cmd(), "run", "-p", str(project)], env=server_env(), check=True,
                    capture_output=True)
-    start_server(project)
+    if server:
+        start_server(project)
     shutil.copy(extra, project.parent / "data" / "orders" / extra.name)
     try:
         return run_child(peer, project, work, importtime, pyspy)
     finally:
-        stop_server(project)
+        if server:
+            stop_server(project)
 
 
 # -- reports ---------------------------------------------------------------------------------------
@@ -233,7 +247,7 @@ def eventlog_report(eventlog: Path, t0: float, since: float | None = None) -> li
         dur = s.get("end", s["start"]) - s["start"]
         busy += dur
         lines.append(f"{sid:>6} {s['start']:7.2f} {dur:8.2f} {len(s['jobs']):>4}  {s.get('pool') or '-'!s:<16} "
-                     f"{s['plan']}")
+                     f"{s['plan']}" + (f"  [{' '.join(s['desc'].split())[:70]}]" if s.get("desc") else ""))
     spans = [(j["start"], j["end"]) for j in jobs.values() if "start" in j and "end" in j]
     lines.append(f"{len(sql)} SQL executions, {len(jobs)} jobs; sum of SQL execution times {busy:.2f} s; "
                  f"time with at least one job running {_union(spans):.2f} s")
@@ -301,6 +315,8 @@ def main() -> int:
     ap.add_argument("--py-spy", action="store_true", help="run the child under py-spy (pip install py-spy)")
     ap.add_argument("--incremental", action="store_true", help="profile the rerun after +1 %% orders (the full run "
                     "first, then the rerun on the project's Spark server, as bench_peers.py --incremental)")
+    ap.add_argument("--one-shot", action="store_true", help="--incremental with the rerun in its own JVM (the "
+                    "default of `streamt run`) instead of on the project's Spark server")
     ap.add_argument("--peer-dir", type=Path, default=None)
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
@@ -312,16 +328,17 @@ def main() -> int:
     pyspy = work / "pyspy.speedscope.json" if args.py_spy else None
     if args.incremental:
         project = prepare(peer, data.linked_copy(work / "data"), work, eventlog)
-        res = incremental_child(peer, project, work, data.extra, args.importtime, pyspy)
+        res = incremental_child(peer, project, work, data.extra, args.importtime, pyspy, server=not args.one_shot)
     else:
         project = prepare(peer, data.root, work, eventlog)
         res = run_child(peer, project, work, args.importtime, pyspy)
     t0 = res["t0"]  # the spans' origin: the moment the process was started
-    print(f"workdir {work}; {args.orders:,} orders" + (" (the rerun after +1 % orders on the project's warm "
-                                                         "Spark server)" if args.incremental else "") + "\n")
+    where = "its own JVM" if args.one_shot else "the project's warm Spark server"
+    print(f"workdir {work}; {args.orders:,} orders" + (f" (the rerun after +1 % orders on {where})"
+                                                       if args.incremental else "") + "\n")
     print("\n".join(phase_report(res)))
     print()
-    print("\n".join(eventlog_report(eventlog, t0, since=0.0 if args.incremental else None)))
+    print("\n".join(eventlog_report(eventlog, t0, since=0.0 if args.incremental and not args.one_shot else None)))
     if args.importtime:
         print()
         print("\n".join(importtime_report(res["stderr"])))
