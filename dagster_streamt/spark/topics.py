@@ -31,11 +31,13 @@ from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic, topic_folder, topic_settings
 from .context import RunContext
+from .delta_table import DELTA, is_delta_table
 from .errors import ModelRunError
 from .kafka_publish import FencedBatches, publish, topic_writer
 from .output import OUT_METRIC
 from .progress import summarize
 from .stream import checkpoint_lock
+from .warehouse import RegistryEntry
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +102,19 @@ def topic_query_name(model: Model) -> str:
     return f"{model.name}__topic"
 
 
+def _ensure_table(ctx: RunContext, entry: RegistryEntry, data: Path) -> None:
+    """An empty Delta table with the output's schema when the stream has committed nothing yet (a
+    continuous run starts both queries at once): Delta's stream source needs a table to read. When the
+    model's own first batch creates it at the same moment, Delta lets one creation win; either is fine."""
+    if is_delta_table(data):
+        return
+    try:
+        ctx.spark.createDataFrame([], entry.stored_schema()).write.format(DELTA).mode("append").save(str(data))
+    except Exception:  # the model's first batch created it meanwhile
+        if not is_delta_table(data):
+            raise
+
+
 def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> StreamingQuery:
     """Start publishing what ``model`` (a stream model: its output grows by appends) stored and its topic
     has not had yet, with ``trigger`` (available-now for a run, processing time in continuous mode); the
@@ -114,6 +129,7 @@ def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any]) ->
     name = topic_query_name(model)
     checkpoint = ctx.paths.checkpoint(name)
     data = ctx.warehouse.data_dir(model.name)
+    _ensure_table(ctx, entry, data)
     stream = (entry.read_stream(ctx.spark).load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
