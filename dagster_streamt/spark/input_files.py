@@ -26,14 +26,13 @@ Fingerprint = tuple[int, int, int, int]  # (size in bytes, modification time ns,
 _GLOB = set("*?[]{}\\")
 
 
-def fingerprint(st: os.stat_result, *, linked: bool = False) -> Fingerprint:
+def fingerprint(st: os.stat_result) -> Fingerprint:
     """What tells a file from a rewrite of it, for every record of files read (refresh records,
     snapshots). Size and modification time alone miss a rewrite of the same size whose mtime is set
     back (``os.utime``); the status change time cannot be set back, and a new file renamed into place
     has a new inode. A file merely touched or renamed then looks rewritten: read again in full, never
-    twice. ``linked``: the warehouse's own files, never rewritten, shared by table versions as hard
-    links (a new link changes the status change time, not the bytes): the inode identifies them."""
-    return st.st_size, st.st_mtime_ns, st.st_ino, 0 if linked else st.st_ctime_ns
+    twice."""
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
 
 
 def read_fingerprint(value: Sequence[object]) -> Fingerprint:

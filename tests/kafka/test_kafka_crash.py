@@ -21,8 +21,9 @@ from dagster_streamt.kafka.broker import KafkaBroker
 from dagster_streamt.spark.jdbc_tx import transaction
 
 from ..conftest import POSTGRES_JAR
+from ..spark.kill import kill_group_when
 from ..spark.postgres import postgres_url, skip_without_postgres
-from ..spark.test_sink_crash import kill_group_when, streamt
+from ..spark.test_sink_crash import streamt
 from .topics import read_messages
 
 skip_without_postgres()

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from deltalake import DeltaTable
+
+from .kill import kill_group_when
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -53,32 +53,6 @@ def streamt(root: Path) -> subprocess.Popen[str]:
                             start_new_session=True)
 
 
-def group_alive(pgid: int) -> bool:
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        rest = text[text.rindex(")") + 2:].split()
-        if int(rest[2]) == pgid and rest[0] != "Z":
-            return True
-    return False
-
-
-def kill_group_when(proc: subprocess.Popen[str], ready: Callable[[], bool], timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert proc.poll() is None, f"the run ended before the kill point:\n{proc.communicate()[0][-3000:]}"
-        assert time.monotonic() < deadline, "kill point never reached"
-        time.sleep(0.01)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
-    deadline = time.monotonic() + 30
-    while group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not group_alive(proc.pid), "a process of the run survived kill -9"
-
-
 def quarantine(root: Path) -> Path:
     return root / ".streamt" / "warehouse" / "orders_raw__quarantine" / "data"
 
@@ -109,7 +83,7 @@ def test_kill_9_during_the_quarantine_write_then_rerun_is_exact(tmp_path: Path) 
     for n, point in enumerate((new_data_file, new_commit)):
         bad += add_file(root, f"b{n}", range(100 * (n + 1), 100 * (n + 1) + 40))
         proc = streamt(root)
-        kill_group_when(proc, point())
+        kill_group_when(proc, point(), timeout=300)
         got = quarantined(root)
         assert len(got) == len(set(got)) and set(got) <= set(bad), "nothing twice, nothing invented"
 
