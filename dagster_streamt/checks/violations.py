@@ -13,6 +13,7 @@ Where the violations are stored, and how replays stay exact, is :mod:`.violation
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,11 +22,13 @@ from functools import reduce
 from pathlib import Path
 from time import perf_counter
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..core.results import ModelResult
+from ..spark.delta_table import DELTA, file_modification_times
 from ..spark.locks import FileLock
 from ..spark.paths import ProjectPaths
 from ..spark.warehouse import RegistryEntry, Warehouse
@@ -108,6 +111,7 @@ class _BatchCheck:
     now: datetime | None
     resolve: Resolve | None
     file_time: bool  # the stream carries each row's file modification time (for max_lag)
+    delta_table: str | None  # ...as the row's file path, timed by this Delta table's log
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
@@ -184,9 +188,12 @@ class _BatchCheck:
         column = lag_column(self.project, self.test, p)
         assert column is not None
         newest = F.expr(f"unix_micros(CAST(max({ident(column)}) AS TIMESTAMP))")
-        written = F.expr(f"unix_micros(max(`{FILE_TIME}`))") if self.file_time else F.lit(None)
+        timed = self.file_time and self.delta_table is None
+        written = F.expr(f"unix_micros(max(`{FILE_TIME}`))") if timed else F.lit(None)
         row = batch.agg(newest.alias("event"), written.alias("written")).first()
         event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)
+        if self.file_time and self.delta_table is not None:
+            written_us = _delta_written_us(Path(self.delta_table), batch)
         event = event_us / 1e6 if event_us is not None else None
         processing = written_us / 1e6 if written_us is not None else now.timestamp()
         verdict = check_max_lag(event, processing, p)
@@ -196,6 +203,14 @@ class _BatchCheck:
             "batch_id": batch_id, "rows": count, "max_event_time": _iso(event), "processing_time": _iso(processing),
             "processing_time_from": "check_time" if written_us is None else "file_modification_time",
             "max_seconds": p.max_seconds, "message": verdict.message, **verdict.observed})]
+
+
+def _delta_written_us(table: Path, batch: DataFrame) -> int | None:
+    """When the newest file of a Delta micro-batch was written (its log's modification time), in µs."""
+    times = file_modification_times(table)
+    names = [unquote(urlparse(str(r[0])).path) for r in batch.select(FILE_TIME).distinct().collect() if r[0]]
+    found = [times[rel] for rel in (os.path.relpath(n, table) for n in names) if rel in times]
+    return max(found) * 1000 if found else None
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -314,15 +329,19 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     entry, source_dir = output
     call_id = uuid.uuid4().hex
     stream = entry.read_stream(spark).load(str(source_dir))
-    file_time = False
+    file_time, delta_table = False, None
     if any(isinstance(a.params, MaxLag) for a in parsed):
-        try:
-            stream = stream.withColumn(FILE_TIME, F.col("_metadata.file_modification_time"))
-            file_time = True
-        except Exception:  # a format without file metadata: the lag is measured at check time
-            file_time = False
+        if entry.format == DELTA:  # Delta's stream has no _metadata: the file's path, timed by the log
+            stream, file_time, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), True, source_dir
+        else:
+            try:
+                stream = stream.withColumn(FILE_TIME, F.col("_metadata.file_modification_time"))
+                file_time = True
+            except Exception:  # a format without file metadata: the lag is measured at check time
+                file_time = False
     check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
-                        stream_id(checkpoint), now, resolve, file_time)
+                        stream_id(checkpoint), now, resolve, file_time,
+                        str(delta_table) if delta_table is not None else None)
     error: str | None = None
     batch_ids: list[int] = []
     query = None

@@ -77,6 +77,17 @@ def current_commit(path: Path) -> Commit | None:
     return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record)
 
 
+def file_modification_times(path: Path) -> dict[str, int]:
+    """When each active data file was written (epoch ms, as the log records it), by path relative to the
+    table: what a Delta stream's micro-batch row came from, since Delta's stream has no ``_metadata``."""
+    try:
+        actions = _table(path).get_add_actions(flatten=True)
+    except Exception:  # no readable table (vacuumed, mid-write): the caller falls back to its own clock
+        return {}
+    paths, times = actions.column("path").to_pylist(), actions.column("modification_time").to_pylist()
+    return {str(p): int(t) for p, t in zip(paths, times, strict=True) if t is not None}
+
+
 def snapshot(path: Path) -> Snapshot | None:
     """The table's current files with their fingerprints (Delta never rewrites a data file: an append
     only adds files, anything else removes them), pinned to its version for readers."""
