@@ -17,6 +17,7 @@ from ..spec.models import ConnectServer
 from ..spec.project import Project
 from ..spec.topics import uses_kafka_broker
 from .delta_jars import DeltaJarsMissing, uses_delta, with_delta
+from .local_memory import NO_UI_RETENTION, local_driver_memory
 from .paths import ProjectPaths
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
@@ -90,7 +91,11 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         # Delta rebuilds a table's state from its log in 50 partitions by default: on a few local cores
         # that is most of a small table's read or commit (measured 3x slower for 100-row appends)
         conf["spark.databricks.delta.snapshotPartitions"] = str(max(1, _local_cores(settings.master)))
+        conf["spark.driver.memory"] = local_driver_memory()  # the driver is the whole engine: see local_memory
     conf.update(settings.conf)
+    if conf.get("spark.ui.enabled") == "false":  # records only a UI reads: short, unless the project says
+        for key, value in NO_UI_RETENTION.items():
+            conf.setdefault(key, value)
     if uses_kafka_broker(project):  # Spark's Kafka connector, from the jar cache scripts/setup.sh fills
         from ..kafka.jars import KafkaJarsMissing, with_connector_jars
 
