@@ -17,6 +17,7 @@ from dagster_streamt.spark import jvm_archive
 from dagster_streamt.spark.delta_jars import with_delta
 from dagster_streamt.spark.java import find_java
 from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_archive
+from dagster_streamt.spark.local_memory import local_driver_memory
 
 from ..conftest import write_project
 from ..spark.helpers import jsonl
@@ -124,7 +125,9 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
         mp.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         java = find_java()
         assert java is not None
-        conf = with_delta({})  # the runs' classpath: Delta's jars are on every session's (the archive's key)
+        # The runs' key: Delta's jars are on every session's classpath, and a local session's heap size
+        # (compressed pointers depend on it, so the archive does too)
+        conf = with_delta({"spark.driver.memory": local_driver_memory()})
 
         def starts(options: str) -> bool:
             proc = subprocess.run([str(java), *options.split(), "-XX:-CreateCoredumpOnCrash", "-version"],
