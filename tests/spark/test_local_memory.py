@@ -37,7 +37,9 @@ def test_a_quarter_of_the_machine_at_least_spark_s_default() -> None:
 
 
 def test_local_sessions_get_it_and_the_project_wins(tmp_path: Path) -> None:
-    assert _conf(tmp_path / "a")["spark.driver.memory"] == local_driver_memory()
+    local = _conf(tmp_path / "a")
+    assert local["spark.driver.memory"] == local_driver_memory()
+    assert local["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "2"  # local[2]: VACUUM's listing
     own = _conf(tmp_path / "b", {"conf": {"spark.driver.memory": "3g"}})
     assert own["spark.driver.memory"] == "3g"
     # A cluster's driver is sized by whoever runs the cluster: nothing is set for it.
