@@ -111,7 +111,7 @@ class _BatchCheck:
     now: datetime | None
     resolve: Resolve | None
     file_time: bool  # the stream carries each row's file modification time (for max_lag)
-    delta_table: str | None  # ...as the row's file path, timed by this Delta table's log
+    delta_table: str | None  # the stream carries each row's file path instead, timed by this Delta table's log
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
@@ -123,7 +123,7 @@ class _BatchCheck:
         now = self.now or datetime.now(UTC)
         batch.persist()
         try:
-            rows = batch.drop(FILE_TIME) if self.file_time else batch
+            rows = batch.drop(FILE_TIME) if self.file_time or self.delta_table else batch
             count = rows.count()
             store(self._violations(batch, rows, batch_id, now, count), data / rel, staging)
         except Exception as exc:
@@ -188,11 +188,10 @@ class _BatchCheck:
         column = lag_column(self.project, self.test, p)
         assert column is not None
         newest = F.expr(f"unix_micros(CAST(max({ident(column)}) AS TIMESTAMP))")
-        timed = self.file_time and self.delta_table is None
-        written = F.expr(f"unix_micros(max(`{FILE_TIME}`))") if timed else F.lit(None)
+        written = F.expr(f"unix_micros(max(`{FILE_TIME}`))") if self.file_time else F.lit(None)
         row = batch.agg(newest.alias("event"), written.alias("written")).first()
         event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)
-        if self.file_time and self.delta_table is not None:
+        if self.delta_table is not None:
             written_us = _delta_written_us(Path(self.delta_table), batch)
         event = event_us / 1e6 if event_us is not None else None
         processing = written_us / 1e6 if written_us is not None else now.timestamp()
@@ -332,7 +331,7 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
     file_time, delta_table = False, None
     if any(isinstance(a.params, MaxLag) for a in parsed):
         if entry.format == DELTA:  # Delta's stream has no _metadata: the file's path, timed by the log
-            stream, file_time, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), True, source_dir
+            stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir
         else:
             try:
                 stream = stream.withColumn(FILE_TIME, F.col("_metadata.file_modification_time"))

@@ -86,15 +86,16 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
     log_conf = Path(__file__).with_name("log4j2.properties")
     conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_conf}"
     if _LOCAL.match(settings.master):
+        cores = _local_cores(settings.master)
         # Spark's default of 200 shuffle partitions makes tiny local jobs slow.
-        conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * _local_cores(settings.master)))
+        conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * cores))
         # Delta rebuilds a table's state from its log in 50 partitions by default: on a few local cores
         # that is most of a small table's read or commit (measured 3x slower for 100-row appends)
-        conf["spark.databricks.delta.snapshotPartitions"] = str(max(1, _local_cores(settings.master)))
+        conf["spark.databricks.delta.snapshotPartitions"] = str(max(1, cores))
         conf["spark.driver.memory"] = local_driver_memory()  # the driver is the whole engine: see local_memory
         # Delta's VACUUM lists a table's folder in a job of this many tasks (Spark's default: 10,000):
         # measured 18-30 s for a small table's VACUUM locally, 2.4-4 s with as many as cores
-        conf["spark.sql.sources.parallelPartitionDiscovery.parallelism"] = str(max(1, _local_cores(settings.master)))
+        conf["spark.sql.sources.parallelPartitionDiscovery.parallelism"] = str(max(1, cores))
     conf.update(settings.conf)
     if conf.get("spark.ui.enabled") == "false":  # records only a UI reads: short, unless the project says
         for key, value in NO_UI_RETENTION.items():
