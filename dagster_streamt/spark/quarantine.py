@@ -8,10 +8,18 @@ file (or topic/partition/offset) and the reason. Exactly once by the engine: the
 the files already read, and the sink's transaction id (query id, batch id) makes a batch that a
 killed run redoes a no-op. A rerun without new files reads nothing; a file rewritten in place is
 not read again (Spark's file source knows files by path), as no stream model would read it again.
+
+A query that has nothing to read still costs a streaming query's start (seconds in a fresh JVM). So
+after a query over a local file source has caught up, the digest of the listing it started from is kept
+beside its checkpoint (``_streamt_caught_up``); a run whose listing has the same digest has nothing
+new for the query and skips it. The digest only ever skips a query that would read nothing: the
+checkpoint still decides what is new, and removing the checkpoint removes the digest with it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 import shutil
@@ -21,9 +29,12 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..core.files import atomic_write
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
+from .delta_table import current_commit
 from .errors import ModelRunError
+from .input_files import Snapshot
 from .locks import FileLock
 from .paths import ProjectPaths
 from .progress import observed_total
@@ -35,6 +46,7 @@ log = logging.getLogger(__name__)
 QUARANTINE_SCHEMA = ("source string, raw_record string, reason string, source_file string, "
                      "loaded_at timestamp, run_id string")
 Counts = tuple[int, int]  # (records read, corrupt records)
+CAUGHT_UP = "_streamt_caught_up"  # in the query's checkpoint folder: the listing digest it has read through
 
 
 def quarantine_name(source: str) -> str:
@@ -75,8 +87,27 @@ def read_quarantine(spark: SparkSession, warehouse: Warehouse, source: str) -> D
 
 
 def quarantined_total(spark: SparkSession, warehouse: Warehouse, source: str) -> int:
-    """Rows in the source's quarantine table: the corrupt records of every file (offset) read so far."""
-    return read_quarantine(spark, warehouse, source).count()  # Delta answers from its log's statistics
+    """Rows in the source's quarantine table: the corrupt records of every file (offset) read so far,
+    from the row counts of its Delta log (delta-rs: no Spark job); Spark counts when the log has none."""
+    commit = current_commit(warehouse.quarantine_dir(source))
+    if commit is not None and commit.rows is not None:
+        return commit.rows
+    return read_quarantine(spark, warehouse, source).count()
+
+
+def listing_digest(snapshot: Snapshot | None) -> str | None:
+    """A digest of a file source's listing (every file's path and fingerprint); None without one."""
+    if snapshot is None:
+        return None
+    text = json.dumps(sorted((path, list(fp)) for path, fp in snapshot.files.items()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _caught_up(checkpoint: Path) -> str | None:
+    try:
+        return (checkpoint / CAUGHT_UP).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
 
 
 def _glob_escape(name: str) -> str:
@@ -116,14 +147,18 @@ def _adopt_parquet_quarantine(spark: SparkSession, target: Path, checkpoint: Pat
 
 
 def run_quarantine(spark: SparkSession, paths: ProjectPaths, warehouse: Warehouse, read: SourceRead,
-                   run_id: str) -> Counts:
+                   run_id: str, listing: str | None = None) -> Counts:
     """Run the source's quarantine query (``read``: the source as a stream, permissive) over what
-    arrived since its last run; return the records it read and the corrupt ones among them."""
+    arrived since its last run; return the records it read and the corrupt ones among them.
+    ``listing``: the :func:`listing_digest` of the source taken before this call; when the query has
+    caught up with that very listing before, there is nothing to read and it does not start."""
     name = quarantine_name(read.source.name)
     metric = f"streamt_{name}"
     checkpoint = paths.checkpoint(name)
     target = warehouse.quarantine_dir(read.source.name)
     with FileLock(paths.checkpoint_lock(name), wait=True):
+        if listing is not None and is_delta(target) and _caught_up(checkpoint) == listing:
+            return 0, 0
         _adopt_parquet_quarantine(spark, target, checkpoint)
         df = read.df.observe(metric, F.count(F.lit(1)).alias("rows"), F.count(F.when(is_corrupt(), 1)).alias("bad"))
         query = (bad_rows(read.source, read.data_columns, df, run_id).writeStream.format("delta")
@@ -131,18 +166,21 @@ def run_quarantine(spark: SparkSession, paths: ProjectPaths, warehouse: Warehous
                  .trigger(availableNow=True).queryName(f"{name}_{run_id}").start(str(target)))
         query.awaitTermination()
         progress = query.recentProgress
+        if listing is not None:  # availableNow read everything there when it started: the listing too
+            atomic_write(checkpoint / CAUGHT_UP, listing + "\n", durable=True)
         return observed_total(progress, metric, "rows"), observed_total(progress, metric, "bad")
 
 
 def quarantine_source(spark: SparkSession, project: Project, paths: ProjectPaths, warehouse: Warehouse,
-                      source: Source, batch: SourceRead, run_id: str) -> Counts:
-    """:func:`run_quarantine` for a source the run's models read in batch (as ``batch``); (0, 0) for
-    sources whose records cannot be malformed (strictly parsed formats, a non-permissive ``mode``)."""
+                      source: Source, batch: SourceRead, run_id: str, listing: str | None = None) -> Counts:
+    """:func:`run_quarantine` for a source the run's models read in batch (as ``batch``; ``listing``:
+    its files' digest); (0, 0) for sources whose records cannot be malformed (strictly parsed formats,
+    a non-permissive ``mode``)."""
     read = stream_read(spark, project, source, batch)
     if not read.permissive:
         return 0, 0
     try:
-        return run_quarantine(spark, paths, warehouse, read, run_id)
+        return run_quarantine(spark, paths, warehouse, read, run_id, listing)
     except ModelRunError:
         raise
     except Exception as exc:

@@ -15,7 +15,7 @@ from ..spec.topics import topic_folder
 from .context import RunContext
 from .inputs import Input, InputStats, counted_stream, watermarked
 from .observed_views import observed_metrics
-from .quarantine import Counts, quarantine_source, quarantined_total, run_quarantine
+from .quarantine import Counts, listing_digest, quarantine_source, quarantined_total, run_quarantine
 from .snapshots import source_snapshot
 from .sources import PERMISSIVE, SourceRead, read_source, valid_rows
 
@@ -67,8 +67,10 @@ def _quarantined(ctx: RunContext, read: SourceRead) -> int:
     if not read.permissive:
         return 0
     name = read.source.name
+    source = ctx.project.sources[name]
     ctx.per_run.get(("quarantine", name), lambda: quarantine_source(
-        ctx.spark, ctx.project, ctx.paths, ctx.warehouse, ctx.project.sources[name], read, ctx.run_id))
+        ctx.spark, ctx.project, ctx.paths, ctx.warehouse, source, read, ctx.run_id,
+        listing_digest(source_snapshot(ctx, source))))
     return ctx.per_run.get(("quarantined", name), lambda: quarantined_total(ctx.spark, ctx.warehouse, name))
 
 

@@ -9,6 +9,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from dagster_streamt.spark import Warehouse, read_quarantine
+from dagster_streamt.spark.quarantine import CAUGHT_UP
 
 from .helpers import rows, run
 
@@ -109,10 +110,47 @@ def test_a_batch_replayed_after_its_delta_commit_adds_nothing(spark: Any, tmp_pr
     last = max(commits.glob("[0-9]*"), key=lambda f: int(f.name))
     last.unlink()
     (commits / f".{last.name}.crc").unlink(missing_ok=True)
+    (commits.parent / CAUGHT_UP).unlink()  # a run killed before its checkpoint's commit never gets this far
     version = delta_version(project)
     again = run(spark, project, full_refresh=["orders"])["orders"]
     assert last.exists(), "the batch ran again"
     assert again.quarantined_rows == 2 and len(delta_rows(project)) == 2 and delta_version(project) == version
+
+
+def test_a_rerun_over_the_same_files_starts_no_quarantine_query(spark: Any, tmp_project: Any) -> None:
+    """The query caught up with a listing records its digest; a run that lists the same files skips
+    the query (its start costs seconds in a fresh JVM), a new file runs it, and without the digest it
+    runs and reads nothing twice. A source without bad records gets its (empty) table too, so it skips."""
+    project = tmp_project({
+        "sources": [{"name": "orders_raw", "format": "json", "path": "landing", "columns": COLUMNS},
+                    {"name": "clean_raw", "format": "json", "path": "clean", "columns": COLUMNS}],
+        "models": [{"name": "orders", "materialized": "table",
+                    "sql": 'SELECT order_id, amount FROM {{ source("orders_raw") }}'},
+                   {"name": "clean", "materialized": "table",
+                    "sql": 'SELECT order_id, amount FROM {{ source("clean_raw") }}'}],
+    }, {"landing/a.json": GOOD + BAD, "clean/a.json": GOOD})
+    checkpoints = project.root / ".streamt" / "checkpoints"
+    marker, clean_marker = (checkpoints / f"{s}__quarantine" / CAUGHT_UP for s in ("orders_raw", "clean_raw"))
+    first = run(spark, project)
+    assert (first["orders"].quarantined_rows, first["clean"].quarantined_rows) == (2, 0)
+    assert marker.is_file() and clean_marker.is_file()
+    before = {m: (m.stat().st_ino, m.read_text()) for m in (marker, clean_marker)}
+
+    again = run(spark, project)  # the same files: no query (the digest is not even rewritten)
+    assert (again["orders"].quarantined_rows, again["clean"].quarantined_rows) == (2, 0)
+    assert {m: (m.stat().st_ino, m.read_text()) for m in (marker, clean_marker)} == before
+
+    (project.root / "landing" / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": oops}\n')
+    third = run(spark, project)["orders"]  # a new file: the query runs and reads it
+    assert (third.rows_written, third.quarantined_rows) == (1, 3)
+    assert marker.read_text() != before[marker][1]
+    assert [r["raw_record"] for r in delta_rows(project)][-1] == '{"order_id": oops}'
+
+    marker.unlink()  # no digest: the query runs, and its checkpoint has read everything already
+    version = delta_version(project)
+    fourth = run(spark, project, full_refresh=["orders"])["orders"]
+    assert (fourth.rows_written, fourth.quarantined_rows) == (3, 3)
+    assert marker.is_file() and delta_version(project) == version and len(delta_rows(project)) == 3
 
 
 def test_stream_quarantine_counts_only_new_records(spark: Any, tmp_project: Any) -> None:
