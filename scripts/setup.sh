@@ -52,5 +52,8 @@ if ! command -v mvn >/dev/null 2>&1 || ! bash scripts/delta_jars.sh; then
   echo "setup: Delta Lake's jars could not be resolved (above); runs that store tables will fail" >&2
   exit 1
 fi
+# Hadoop's S3A connector (hadoop-aws for pyspark's Hadoop client) into the same cache (scripts/object_store_jars.sh):
+# only projects with s3a:// locations need it; without it their sessions fail with the fetch command
+bash scripts/object_store_jars.sh || echo "setup: hadoop-aws could not be resolved (above); the S3 tests skip" >&2
 bash scripts/flink_venv.sh || echo "setup: Apache Flink's venv failed (above); the Flink reference tests (tests/flink) skip" >&2
 echo "setup: done ($(java -version 2>&1 | head -1); $(python3 -c 'import pyspark; print("pyspark", pyspark.__version__)'))"

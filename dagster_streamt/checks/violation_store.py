@@ -52,8 +52,11 @@ def violations_name(model: str) -> str:
 
 
 def violations_dir(project: Project, model: str) -> Path:
-    """``<warehouse>/<model>__violations``: the table (``data/``) and its staging area."""
-    return Warehouse.for_project(project).root / violations_name(model)
+    """``<warehouse>/<model>__violations``: the table (``data/``) and its staging area. With the warehouse
+    on an object store they stay on the local disk (``.streamt/violations/``): the staging renames files."""
+    root = Warehouse.for_project(project).root
+    base = root if isinstance(root, Path) else ProjectPaths.from_project(project).state_dir / "violations"
+    return base / violations_name(model)
 
 
 def run_part(run_id: str) -> str:

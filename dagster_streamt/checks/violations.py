@@ -31,6 +31,7 @@ from ..core.results import ModelResult
 from ..spark.delta_table import DELTA, file_modification_times
 from ..spark.locks import FileLock
 from ..spark.paths import ProjectPaths
+from ..spark.store import Loc, ObjectPath
 from ..spark.warehouse import RegistryEntry, Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
@@ -56,6 +57,7 @@ from .violation_store import (
     stream_id,
     summary_row,
     test_rel,
+    violations_dir,
     violations_name,
     write_json,
 )
@@ -111,7 +113,7 @@ class _BatchCheck:
     now: datetime | None
     resolve: Resolve | None
     file_time: bool  # the stream carries each row's file modification time (for max_lag)
-    delta_table: str | None  # the stream carries each row's file path instead, timed by this Delta table's log
+    delta_table: Loc | None  # the stream carries each row's file path instead, timed by this Delta table's log
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
@@ -192,7 +194,7 @@ class _BatchCheck:
         row = batch.agg(newest.alias("event"), written.alias("written")).first()
         event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)
         if self.delta_table is not None:
-            written_us = _delta_written_us(Path(self.delta_table), batch)
+            written_us = _delta_written_us(self.delta_table, batch)
         event = event_us / 1e6 if event_us is not None else None
         processing = written_us / 1e6 if written_us is not None else now.timestamp()
         verdict = check_max_lag(event, processing, p)
@@ -204,11 +206,15 @@ class _BatchCheck:
             "max_seconds": p.max_seconds, "message": verdict.message, **verdict.observed})]
 
 
-def _delta_written_us(table: Path, batch: DataFrame) -> int | None:
+def _delta_written_us(table: Loc, batch: DataFrame) -> int | None:
     """When the newest file of a Delta micro-batch was written (its log's modification time), in µs."""
     times = file_modification_times(table)
-    names = [unquote(urlparse(str(r[0])).path) for r in batch.select(FILE_TIME).distinct().collect() if r[0]]
-    found = [times[rel] for rel in (os.path.relpath(n, table) for n in names) if rel in times]
+    files = [str(r[0]) for r in batch.select(FILE_TIME).distinct().collect() if r[0]]
+    if isinstance(table, ObjectPath):  # s3a://bucket/key/part-... relative to the table's URI
+        rels = [unquote(f).removeprefix(str(table) + "/") for f in files]
+    else:
+        rels = [os.path.relpath(unquote(urlparse(f).path), table) for f in files]
+    found = [times[rel] for rel in rels if rel in times]
     return max(found) * 1000 if found else None
 
 
@@ -263,7 +269,7 @@ def run_continuous_tests(spark: SparkSession, project: Project, model: str, test
     if not run_id:
         raise ValueError("run_continuous_tests needs a run id")
     paths = ProjectPaths.from_project(project)
-    warehouse = Warehouse(paths.warehouse)
+    warehouse = Warehouse(paths.warehouse, paths.locks)
     name = violations_name(model)
     results: dict[str, TestResult] = {}
     with FileLock(paths.checkpoint_lock(name), wait=True, model=model):  # one writer per checkpoint
@@ -274,7 +280,7 @@ def run_continuous_tests(spark: SparkSession, project: Project, model: str, test
     return results
 
 
-def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Path] | str:
+def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Loc] | str:
     """The registry entry and committed output folder of ``model``, or why there is none."""
     entry = warehouse.read_entry(model)
     if entry is None or entry.schema() is None:
@@ -289,7 +295,7 @@ def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Pat
 
 
 def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehouse: Warehouse, model: str,
-             output: tuple[RegistryEntry, Path] | str, test: Test, run_id: str, *, now: datetime | None,
+             output: tuple[RegistryEntry, Loc] | str, test: Test, run_id: str, *, now: datetime | None,
              progress: ModelResult | None, sample_rows: int, resolve: Resolve | None) -> TestResult:
     started = perf_counter()
     parsed, issues = parse_assertions(test)
@@ -308,7 +314,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
                             error=reason) for a in parsed]
         return TestResult(test.name, f"model.{model}", severity, False, tuple(sorted(failed, key=lambda r: r.index)),
                           perf_counter() - started, sql=sql["*"], error=reason)
-    root = warehouse.root / violations_name(model)
+    root = violations_dir(project, model)
     data, staging = root / "data", root / "_staging"
     rels: list[str] = []
     total, error = 0, None
@@ -321,7 +327,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
     return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started)
 
 
-def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEntry, Path], test: Test,
+def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEntry, Loc], test: Test,
                 parsed: list[ParsedAssertion], run_id: str, data: Path, staging: Path, checkpoint: Path,
                 now: datetime | None, resolve: Resolve | None) -> tuple[list[str], int, str | None]:
     """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
@@ -340,7 +346,7 @@ def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEnt
                 file_time = False
     check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
                         stream_id(checkpoint), now, resolve, file_time,
-                        str(delta_table) if delta_table is not None else None)
+                        delta_table)
     error: str | None = None
     batch_ids: list[int] = []
     query = None

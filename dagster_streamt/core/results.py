@@ -42,7 +42,14 @@ class ModelResult:
         """How any program reads a Delta output without Spark, in one line (delta-rs); None otherwise."""
         if self.delta_version is None or not self.location:
             return None
-        return f"deltalake.DeltaTable({json.dumps(self.location)}).to_pandas()"
+        location = self.location
+        for spark_scheme in ("s3a://", "s3n://"):  # delta-rs names S3 s3://; its other schemes are Spark's
+            if location.startswith(spark_scheme):
+                location = "s3://" + location[len(spark_scheme):]
+        if "://" in location:  # an object store: delta-rs reads the credentials its SDK does (environment)
+            return (f"deltalake.DeltaTable({json.dumps(location)}, storage_options={{...}}).to_pandas()  "
+                    "# or the store's AWS_* / GOOGLE_* / AZURE_* environment variables")
+        return f"deltalake.DeltaTable({json.dumps(location)}).to_pandas()"
 
     @property
     def ok(self) -> bool:

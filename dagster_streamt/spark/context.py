@@ -63,7 +63,7 @@ class RunContext:
     @classmethod
     def create(cls, spark: SparkSession, project: Project) -> RunContext:
         paths = ProjectPaths.from_project(project)
-        return cls(spark=spark, project=project, paths=paths, warehouse=Warehouse(paths.warehouse),
+        return cls(spark=spark, project=project, paths=paths, warehouse=Warehouse(paths.warehouse, paths.locks),
                    resolver=EnvResolver(project_dotenv(project.root, project.env)),
                    run_id=uuid.uuid4().hex[:12])
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .store import ObjectPath
+
 # Delta's error classes and exception names -> what happened, in words
 CONFLICTS: dict[str, str] = {
     "DELTA_CONCURRENT_APPEND": "added data this run should have read",
@@ -51,16 +53,16 @@ def conflict_of(exc: BaseException) -> tuple[str, str] | None:
     return None
 
 
-def _current_version(table: Path) -> int | None:
+def _current_version(table: Path | ObjectPath) -> int | None:
     try:
-        from deltalake import DeltaTable
+        from .delta_table import current_version
 
-        return int(DeltaTable(str(table)).version())
+        return current_version(table)
     except Exception:  # no readable table: the message goes without the version
         return None
 
 
-def conflict_message(model: str, table: Path | None, exc: BaseException) -> str | None:
+def conflict_message(model: str, table: Path | ObjectPath | None, exc: BaseException) -> str | None:
     """One message naming the model, its table, what the other writer did and the fix; None when ``exc``
     is no commit conflict."""
     found = conflict_of(exc)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from .refresh_record import record_from_json
+from .store import Loc, delta_rs_args
 
 LOG = "_delta_log"
 # rows a commit wrote, by engine and operation (the first present wins; else the rows of the files it added)
@@ -42,13 +42,14 @@ class Version:
         return asdict(self)
 
 
-def _table(path: Path, version: int | None = None) -> Any:
+def _table(path: Loc, version: int | None = None) -> Any:
     from deltalake import DeltaTable
 
-    return DeltaTable(str(path), version=version)
+    uri, options = delta_rs_args(path)
+    return DeltaTable(uri, version=version, storage_options=options)
 
 
-def table_rows(path: Path, version: int | None = None) -> int | None:
+def table_rows(path: Loc, version: int | None = None) -> int | None:
     """Rows of the table at ``version`` (default: now) from its files' statistics; None when a file has none."""
     actions = _table(path, version).get_add_actions(flatten=True)
     if "num_records" not in actions.schema.names:
@@ -57,13 +58,13 @@ def table_rows(path: Path, version: int | None = None) -> int | None:
     return None if None in counts else sum(int(n) for n in counts)
 
 
-def data_files(path: Path, version: int) -> list[str]:
+def data_files(path: Loc, version: int) -> list[str]:
     """The data files (relative to the table) that make up ``version``."""
     actions = _table(path, version).get_add_actions(flatten=True)
     return [str(p) for p in actions.column("path").to_pylist()]
 
 
-def commits(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+def commits(path: Loc, limit: int | None = None) -> list[dict[str, Any]]:
     """The commit infos the log still holds, newest first (at most ``limit``)."""
     try:
         history = _table(path).history(limit)
@@ -99,7 +100,7 @@ def _operation(info: dict[str, Any]) -> str:
     return f"{op} ({mode})" if op == "WRITE" and mode else op
 
 
-def _files_at(path: Path, version: int) -> dict[str, int | None] | None:
+def _files_at(path: Loc, version: int) -> dict[str, int | None] | None:
     """The data files of ``version`` with their rows (one snapshot load); None when it cannot be loaded."""
     if version < 0:
         return {}
@@ -112,7 +113,7 @@ def _files_at(path: Path, version: int) -> dict[str, int | None] | None:
     return {unquote(str(p)): (None if n is None else int(n)) for p, n in zip(paths, counts, strict=True)}
 
 
-def _apply(path: Path, version: int, files: dict[str, int | None]) -> tuple[int | None, int | None]:
+def _apply(path: Loc, version: int, files: dict[str, int | None]) -> tuple[int | None, int | None]:
     """Apply commit ``version``'s add and remove actions to ``files``; the rows of the files it added and
     removed (None where a file has no statistics). Raises OSError when the commit file is gone."""
     added: int | None = 0
@@ -131,7 +132,7 @@ def _apply(path: Path, version: int, files: dict[str, int | None]) -> tuple[int 
     return added, removed
 
 
-def history(path: Path, limit: int | None = 10) -> list[Version]:
+def history(path: Loc, limit: int | None = 10) -> list[Version]:
     """The table's last ``limit`` versions (all the log holds: None), newest first. One snapshot load (the
     version before the oldest shown), then each commit's actions applied in order: the rows stay exact and
     the cost does not grow with the table's age."""
@@ -160,6 +161,6 @@ def history(path: Path, limit: int | None = 10) -> list[Version]:
     return out[::-1]
 
 
-def history_json(name: str, path: Path, versions: list[Version]) -> str:
+def history_json(name: str, path: Loc, versions: list[Version]) -> str:
     return json.dumps({"model": name, "table": str(path), "versions": [v.to_dict() for v in versions]},
                       indent=2, sort_keys=True)

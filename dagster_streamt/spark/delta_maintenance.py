@@ -22,6 +22,7 @@ from .errors import ModelRunError
 from .input_files import hidden
 from .locks import FileLock
 from .paths import ProjectPaths
+from .store import Loc, ObjectPath
 from .warehouse import Warehouse
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -61,17 +62,17 @@ def _conf(spark: SparkSession, key: str, value: str | None) -> Iterator[None]:
             spark.conf.set(key, before)
 
 
-def _quoted(path: Path) -> str:
+def _quoted(path: Loc) -> str:
     return "delta.`" + str(path).replace("`", "``") + "`"
 
 
-def restorable(table: Path) -> tuple[int, int, dict[int, dict]]:
+def restorable(table: Loc) -> tuple[int, int, dict[int, dict]]:
     """(oldest, current) versions the log still holds and their commit infos by version."""
     infos = {int(h["version"]): h for h in commits(table)}
     return min(infos), max(infos), infos
 
 
-def version_at(table: Path, when: datetime) -> int:
+def version_at(table: Loc, when: datetime) -> int:
     """The version current at ``when`` (the last commit at or before it), as Delta's time travel resolves it."""
     oldest, _, infos = restorable(table)
     millis = when.timestamp() * 1000
@@ -83,7 +84,7 @@ def version_at(table: Path, when: datetime) -> int:
     return max(before)
 
 
-def check_target(model: str, table: Path, target: int) -> None:
+def check_target(model: str, table: Loc, target: int) -> None:
     """Refuse a version the log no longer holds, the current one, or one whose files VACUUM deleted."""
     oldest, current, _ = restorable(table)
     if target == current:
@@ -124,8 +125,10 @@ def restore(spark: SparkSession, warehouse: Warehouse, model: str, target: int) 
     return Restored(model, target, version, rows)
 
 
-def _data_files(table: Path) -> dict[str, int]:
+def _data_files(table: Loc) -> dict[str, int]:
     """Every data file under the table's folder (the log and ``_``/``.`` files aside) with its size."""
+    if isinstance(table, ObjectPath):
+        return table.files(skip=hidden)
     out = {}
     for folder, dirs, files in os.walk(table):
         dirs[:] = [d for d in dirs if not hidden(d)]
@@ -134,6 +137,13 @@ def _data_files(table: Path) -> dict[str, int]:
                 path = Path(folder) / name
                 out[str(path.relative_to(table))] = path.stat().st_size
     return out
+
+
+def _relative(listed: str, table: Loc) -> str:
+    """A path VACUUM lists, relative to the table (local paths come back as ``file:`` URIs)."""
+    if isinstance(table, ObjectPath):
+        return listed.removeprefix(str(table) + "/")
+    return str(Path(listed.removeprefix("file:")).relative_to(table))
 
 
 def vacuum(spark: SparkSession, warehouse: Warehouse, paths: ProjectPaths, model: str, hours: float,
@@ -150,7 +160,7 @@ def vacuum(spark: SparkSession, warehouse: Warehouse, paths: ProjectPaths, model
         with _conf(spark, RETENTION_CHECK, check):
             if dry_run:
                 listed = spark.sql(f"VACUUM {_quoted(table)} {retain} DRY RUN").collect()
-                gone = {str(Path(r[0].removeprefix("file:")).relative_to(table)) for r in listed}
+                gone = {_relative(str(r[0]), table) for r in listed}
                 gone &= set(before)
             else:
                 spark.sql(f"VACUUM {_quoted(table)} {retain}").collect()

@@ -10,7 +10,6 @@ a replayed ``MERGE`` writes the same rows again, which changes nothing.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from .delta_table import DELTA, is_delta_table
 from .observed_views import sql_over
+from .store import Loc, remove_tree
 from .table_state import stage
 
 
@@ -46,7 +46,7 @@ def merge_by_key(df: DataFrame, path: str, key: tuple[str, ...]) -> None:
              "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *", {source: df}).collect()
 
 
-def publish(df: DataFrame, path: str, mode: str, key: tuple[str, ...], verify: Callable[[], None], scratch: Path,
+def publish(df: DataFrame, path: str, mode: str, key: tuple[str, ...], verify: Callable[[], None], scratch: Loc,
             txn: tuple[str, int] | None = None) -> None:
     """Publish ``df`` to the Delta table at ``path`` in one commit (see the module docstring); ``verify``
     raises when the staged rows cannot be published; ``txn``: (app id, batch id) of a micro-batch."""
@@ -63,4 +63,4 @@ def publish(df: DataFrame, path: str, mode: str, key: tuple[str, ...], verify: C
             writer = writer.option("txnAppId", txn[0]).option("txnVersion", str(txn[1]))
         writer.save(path)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)

@@ -14,30 +14,33 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
 
-from .input_files import Snapshot, fingerprint
+from .input_files import Fingerprint, Snapshot, fingerprint
 from .refresh_record import RefreshRecord, record_from_json, record_json
+from .store import Loc, ObjectPath, delta_rs_args
 
 DELTA = "delta"
 LOG = "_delta_log"
 
 
-def is_delta_table(path: Path) -> bool:
-    """Whether ``path`` holds a Delta table (a log with at least one commit)."""
-    log = path / LOG
-    return log.is_dir() and any(p.suffix in (".json", ".parquet") for p in log.iterdir())
-
-
-def current_version(path: Path) -> int | None:
-    """The table's latest version: the highest commit file of its log (no log read); None if no table."""
+def _log_names(path: Loc) -> list[str]:
     try:
-        numbers = [int(p.stem) for p in (path / LOG).iterdir() if p.suffix == ".json" and p.stem.isdigit()]
+        return [p.name for p in (path / LOG).iterdir()]
     except OSError:
-        return None
+        return []
+
+
+def is_delta_table(path: Loc) -> bool:
+    """Whether ``path`` holds a Delta table (a log with at least one commit)."""
+    return any(n.endswith((".json", ".parquet")) for n in _log_names(path))
+
+
+def current_version(path: Loc) -> int | None:
+    """The table's latest version: the highest commit file of its log (no log read); None if no table."""
+    numbers = [int(n[:-5]) for n in _log_names(path) if n.endswith(".json") and n[:-5].isdigit()]
     return max(numbers) if numbers else None
 
 
@@ -51,13 +54,14 @@ class Commit:
     record: RefreshRecord | None  # what the version was built from, when the commit carries it
 
 
-def _table(path: Path) -> Any:
+def _table(path: Loc) -> Any:
     from deltalake import DeltaTable
 
-    return DeltaTable(str(path))
+    uri, options = delta_rs_args(path)
+    return DeltaTable(uri, storage_options=options)
 
 
-def current_commit(path: Path) -> Commit | None:
+def current_commit(path: Loc) -> Commit | None:
     """The table's current version, or None when there is no readable table at ``path``."""
     if not is_delta_table(path):
         return None
@@ -77,7 +81,7 @@ def current_commit(path: Path) -> Commit | None:
     return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record)
 
 
-def file_modification_times(path: Path) -> dict[str, int]:
+def file_modification_times(path: Loc) -> dict[str, int]:
     """When each active data file was written (epoch ms, as the log records it), by path relative to the
     table: what a Delta stream's micro-batch row came from, since Delta's stream has no ``_metadata``."""
     try:
@@ -88,12 +92,16 @@ def file_modification_times(path: Path) -> dict[str, int]:
     return {str(p): int(t) for p, t in zip(paths, times, strict=True) if t is not None}
 
 
-def snapshot(path: Path) -> Snapshot | None:
+def snapshot(path: Loc) -> Snapshot | None:
     """The table's current files with their fingerprints (Delta never rewrites a data file: an append
-    only adds files, anything else removes them), pinned to its version for readers."""
+    only adds files, anything else removes them), pinned to its version for readers. On an object
+    store a file's fingerprint is its size from the log: Delta names every data file anew."""
     commit = current_commit(path)
     if commit is None:
         return None
+    if isinstance(path, ObjectPath):
+        return Snapshot(path, {rel: _logged(size) for rel, size in commit.files.items()}, relative=True,
+                        version=commit.version)
     try:
         files = {rel: fingerprint(os.stat(path / rel)) for rel in commit.files}
     except OSError:  # a file of the log is gone (vacuumed under a reader): no increment
@@ -101,7 +109,11 @@ def snapshot(path: Path) -> Snapshot | None:
     return Snapshot(path, files, relative=True, version=commit.version)
 
 
-def write(df: DataFrame, path: Path, mode: str, record: RefreshRecord | None,
+def _logged(size: Any) -> Fingerprint:
+    return int(size or 0), 0, 0, 0
+
+
+def write(df: DataFrame, path: Loc, mode: str, record: RefreshRecord | None,
           partition_by: list[str] | None = None) -> None:
     """``df`` as one commit to the table at ``path``: ``overwrite`` (its schema replaces the old one) or
     ``append``; ``record`` goes in the same commit."""

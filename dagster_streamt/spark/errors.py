@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pyspark
 
+from .store import ObjectPath
+
 # Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint.
 _SPARK_VERSION = pyspark.__version__
 PACKAGE_HINTS: dict[str, str] = {
@@ -121,7 +123,7 @@ def describe_exception(exc: BaseException) -> str:
     return first_meaningful_line(exc)
 
 
-def model_error(name: str, exc: BaseException, table: Path | None = None) -> str:
+def model_error(name: str, exc: BaseException, table: Path | ObjectPath | None = None) -> str:
     """:func:`describe_exception`, prefixed with ``model <name>:`` unless the message already names it; a
     Delta commit conflict on the model's ``table`` is explained with its fix (:mod:`.delta_conflicts`)."""
     from .delta_conflicts import conflict_message

@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlparse
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..spec.topics import topic_folder
+from .store import Loc
 
 Fingerprint = tuple[int, int, int, int]  # (size in bytes, modification time ns, inode, status change time ns)
 _GLOB = set("*?[]{}\\")
@@ -64,7 +65,7 @@ _LISTING_OPTIONS = frozenset({"pathglobfilter", "recursivefilelookup", "modified
 
 @dataclass(frozen=True)
 class Snapshot:
-    root: Path  # the folder keys are relative to (sources: absolute keys, root is the source location)
+    root: Loc  # the folder keys are relative to (sources: absolute keys, root is the source location)
     files: Mapping[str, Fingerprint]
     relative: bool  # keys relative to root (stored tables) or absolute paths (sources)
     version: int | None = None  # a Delta table's version these are the files of (readers read that version)

@@ -8,7 +8,6 @@ duplicates rows and never leaves stale ones.
 
 from __future__ import annotations
 
-import shutil
 import time
 
 from pyspark.sql import Observation
@@ -19,10 +18,10 @@ from ..spec.models import Model
 from .context import RunContext
 from .delta_table import DELTA, current_commit, is_delta_table
 from .errors import ModelRunError
-from .locks import FileLock
 from .output import schema_pairs
 from .partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
 from .relations import register, render
+from .store import remove_tree
 from .warehouse import RegistryEntry
 
 
@@ -63,10 +62,8 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
                         F.collect_set(F.when(inside, F.col(KEY_COLUMN))).alias("keys")).filter(inside)
     adv = model.advanced.spark
     sig = signature(pb)
-    model_dir = ctx.warehouse.model_dir(name)
     data = ctx.warehouse.data_dir(name)
-    model_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(model_dir / ".lock", wait=True, model=name):
+    with ctx.warehouse.lock(name):
         entry = ctx.warehouse.read_entry(name)
         if entry is not None and entry.layout == "partitioned" and entry.partitioning != sig and not full_refresh:
             raise ModelRunError(f"model {name}: its partitioning changed since its stored partitions were written "
@@ -74,8 +71,8 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
                                 "--full-refresh ...` drops every stored partition first)", name)
         if full_refresh or (entry is not None and entry.layout != "partitioned"):
             _drop_stored(ctx, name)  # an unpartitioned table (or the old partitioning) is replaced
-        if data.exists() and not is_delta_table(data):
-            shutil.rmtree(data)
+        if data.is_dir() and not is_delta_table(data):
+            remove_tree(data)
         # one commit replaces exactly the run's partitions (emptied ones included)
         (out.write.format(DELTA).mode("overwrite").option("replaceWhere", _in_keys(keys))
          .partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
@@ -101,4 +98,4 @@ def _in_keys(keys: list[str]) -> str:
 
 def _drop_stored(ctx: RunContext, name: str) -> None:
     """Every stored partition goes (a full refresh, or a change of partitioning or layout)."""
-    shutil.rmtree(ctx.warehouse.data_dir(name), ignore_errors=True)
+    remove_tree(ctx.warehouse.data_dir(name))

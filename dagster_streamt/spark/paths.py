@@ -1,5 +1,6 @@
 """Where a project keeps its Spark state. Every path is absolute and derived from the project root
-(never the current directory), so two processes started from anywhere agree on the layout."""
+(never the current directory), so two processes started from anywhere agree on the layout. The
+warehouse may be on an object store (:mod:`.store`); checkpoints and locks are local (or mounted)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec.project import Project
+from .store import Loc, is_object_uri, location
 
 STATE_DIR = ".streamt"
 # Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).
@@ -26,17 +28,25 @@ def partition_folder(column: str, value: str) -> str:
 @dataclass(frozen=True)
 class ProjectPaths:
     root: Path
-    warehouse: Path
+    warehouse: Loc
     checkpoints: Path
 
     @classmethod
     def from_project(cls, project: Project) -> ProjectPaths:
         spark = project.runtime.spark
+        if is_object_uri(spark.checkpoints):  # streamt validate says so first (STR091)
+            raise ValueError(f"runtime.spark.checkpoints {spark.checkpoints!r}: checkpoints must be a local or "
+                             "mounted folder, not an object store")
         return cls(
             root=project.root.resolve(),
-            warehouse=project.resolve_path(spark.warehouse).resolve(),
+            warehouse=location(spark.warehouse, project.resolve_path, spark.conf),
             checkpoints=project.resolve_path(spark.checkpoints).resolve(),
         )
+
+    @property
+    def locks(self) -> Path:
+        """Writer locks of models whose tables are on an object store (a lock needs a local file)."""
+        return self.state_dir / "locks"
 
     @property
     def state_dir(self) -> Path:

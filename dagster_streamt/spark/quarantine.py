@@ -40,6 +40,7 @@ from .paths import ProjectPaths
 from .progress import observed_total
 from .source_schema import declared_ddl
 from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt, read_source
+from .store import Loc, ObjectPath
 from .warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ def bad_rows(source: Source, data_columns: tuple[str, ...], df: DataFrame, run_i
     )
 
 
-def is_delta(path: Path) -> bool:
+def is_delta(path: Loc) -> bool:
     return (path / "_delta_log").is_dir()
 
 
@@ -130,13 +131,13 @@ def stream_read(spark: SparkSession, project: Project, source: Source, batch: So
     return read_source(spark, project, source, streaming=True, schema=schema)
 
 
-def _adopt_parquet_quarantine(spark: SparkSession, target: Path, checkpoint: Path) -> None:
+def _adopt_parquet_quarantine(spark: SparkSession, target: Loc, checkpoint: Path) -> None:
     """A quarantine written before it was a Delta table (Parquet files, a JSON ledger of files read).
     With the query's checkpoint beside it, the rows and the checkpoint agree: it becomes a Delta
     table in place (``CONVERT TO DELTA``). Without one (batch reads kept a ledger), the query is
     about to read every file again: the old rows go, and the query writes them anew."""
-    if is_delta(target) or not any(target.glob("*.parquet")):
-        return
+    if isinstance(target, ObjectPath) or is_delta(target) or not any(target.glob("*.parquet")):
+        return  # (never on an object store: the Parquet quarantine predates them)
     if checkpoint.is_dir():
         spark.sql(f"CONVERT TO DELTA parquet.`{target}`")
         log.info("quarantine %s: converted its Parquet files to a Delta table", target)

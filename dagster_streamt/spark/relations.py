@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,6 +29,7 @@ from .partitions import KEY_COLUMN, signature
 from .snapshots import model_snapshot
 from .source_views import register_source
 from .sources import PERMISSIVE, can_stream
+from .store import Loc
 from .warehouse import RegistryEntry
 
 
@@ -237,7 +237,7 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
     snapshot = None
     if entry.layout == "partitioned":
         df = _read_partitions(ctx, entry, inp)
-        location: Path = ctx.warehouse.data_dir(inp.name)
+        location: Loc = ctx.warehouse.data_dir(inp.name)
     else:
         snapshot = model_snapshot(ctx, entry)
         found = snapshot.root if snapshot is not None else ctx.warehouse.table_location(inp.name)

@@ -16,7 +16,7 @@ def reset_model(paths: ProjectPaths, name: str) -> None:
     recorded violations are history and stay."""
     shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
     shutil.rmtree(paths.checkpoint(f"{name}__violations"), ignore_errors=True)
-    Warehouse(paths.warehouse).remove(name)
+    Warehouse(paths.warehouse, paths.locks).remove(name)
 
 
 def full_refresh(project: Project, model: str) -> None:

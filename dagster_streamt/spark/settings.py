@@ -18,6 +18,7 @@ from ..spec.project import Project
 from ..spec.topics import uses_kafka_broker
 from .delta_jars import DeltaJarsMissing, uses_delta, with_delta
 from .local_memory import NO_UI_RETENTION, local_driver_memory
+from .object_store_jars import ObjectStoreJarsMissing, uses_s3a, with_s3
 from .paths import ProjectPaths
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
@@ -106,6 +107,13 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         try:
             conf = with_connector_jars(conf)
         except KafkaJarsMissing as exc:
+            from .errors import SparkSetupError
+
+            raise SparkSetupError(str(exc)) from None
+    if uses_s3a(project):  # Hadoop's S3A connector, from the same jar cache
+        try:
+            conf = with_s3(conf)
+        except ObjectStoreJarsMissing as exc:
             from .errors import SparkSetupError
 
             raise SparkSetupError(str(exc)) from None

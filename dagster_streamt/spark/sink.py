@@ -44,6 +44,7 @@ from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
 from .sink_modes import SinkPlan, check_key_columns, plan_sink
+from .store import is_object_uri
 from .stream import checkpoint_lock
 from .topics import ensure_topic
 
@@ -81,6 +82,13 @@ def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
         if not resolved.path:
             raise ModelRunError(f"sink {model.name}: a {fmt} sink needs `sink.path:` (a folder, relative to the "
                                 "project)", model.name)
+        if is_object_uri(resolved.path):
+            if fmt != "delta":
+                raise ModelRunError(
+                    f"sink {model.name}: a {fmt} export to an object store ({resolved.path}) is not supported: an "
+                    "export's folder is swapped in whole by a rename, which object stores do not have; use "
+                    "`format: delta` there (each run is one Delta commit), or a local or mounted path", model.name)
+            return Target(fmt, options, resolved.path.rstrip("/"), resolved.path.rstrip("/"), model.name)
         given = ctx.project.resolve_path(resolved.path)
         folder = given.parent.resolve() / given.name  # not resolved itself: a file export is a symlink
         options.update({k: v for k, v in format_options(fmt).items() if k not in options})

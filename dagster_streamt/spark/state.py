@@ -14,6 +14,7 @@ from ..core.files import atomic_write
 from .errors import ModelRunError
 from .paths import ProjectPaths
 from .reset import reset_locked
+from .store import remove_tree
 
 QUARANTINE_SUFFIX = "__quarantine"
 
@@ -63,7 +64,7 @@ def check_project_root(paths: ProjectPaths, full_refresh: set[str] | frozenset[s
     for name in sorted(state):
         if name.endswith(QUARANTINE_SUFFIX):  # its table goes too: the query reads every file again
             shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
-            shutil.rmtree(paths.warehouse / name, ignore_errors=True)
+            remove_tree(paths.warehouse / name)
         else:
             reset_locked(paths, name)
     _write_root(paths)

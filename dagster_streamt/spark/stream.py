@@ -32,6 +32,7 @@ from .output import OUT_METRIC, schema_pairs
 from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
+from .store import Loc
 from .warehouse import RegistryEntry, Warehouse
 
 
@@ -46,7 +47,7 @@ class _CompleteBatch:
     """foreachBatch for ``output_mode: complete``: every batch is the whole result, one overwrite commit;
     Delta skips a replayed batch (same app id and version)."""
 
-    warehouse: str
+    warehouse: Loc  # picklable (Spark Connect runs this in the server's Python)
     model: str
     partition_by: tuple[str, ...] = ()
 
@@ -55,7 +56,7 @@ class _CompleteBatch:
         writer = writer.option("txnAppId", f"streamt-{self.model}").option("txnVersion", str(batch_id))
         if self.partition_by:
             writer = writer.partitionBy(*self.partition_by)
-        writer.save(str(Warehouse(Path(self.warehouse)).data_dir(self.model)))
+        writer.save(str(Warehouse(self.warehouse).data_dir(self.model)))
 
 
 def _fingerprint(df: DataFrame, rendered: Rendered, mode: str, fmt: str) -> dict[str, Any]:
@@ -76,7 +77,7 @@ class StartedStream:
     checkpoint: Path
     fingerprint: dict[str, Any]
     entry: RegistryEntry
-    location: Path
+    location: Loc
     sql: str
     quarantined: int
 
@@ -120,7 +121,7 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
             writer = writer.partitionBy(*adv.partition_by)
         layout = "stream"
     else:
-        writer = writer.foreachBatch(_CompleteBatch(str(ctx.warehouse.root), name, tuple(adv.partition_by)))
+        writer = writer.foreachBatch(_CompleteBatch(ctx.warehouse.root, name, tuple(adv.partition_by)))
         layout = "delta"
     try:
         query = writer.start()

@@ -11,9 +11,7 @@ readers see the old version or the new one, never half.
 from __future__ import annotations
 
 import logging
-import shutil
 import time
-from pathlib import Path
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
@@ -32,6 +30,7 @@ from .refresh_record import RefreshRecord, config_hash, input_key
 from .relations import InputStats, Rendered, register, render
 from .snapshots import model_snapshot, source_snapshot
 from .source_views import source_quarantined
+from .store import Loc, ObjectPath, remove_tree
 from .table_state import (
     STATE,
     Merge,
@@ -120,7 +119,7 @@ def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: i
     return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes, states)
 
 
-def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, schema: StructType, location: Path,
+def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, schema: StructType, location: Loc,
             stats: InputStats, sql: str, start: float, version: int | None) -> ModelResult:
     """``rows``: written by this run (a merge writes the whole table again); ``size``: the rows of the
     version now current; ``version``: its Delta version."""
@@ -174,7 +173,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
         out, obs = counted(out_df, name)
         commit = _commit(ctx, model, out, "overwrite", _record(given, kind, -1, 0, states))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
     rows = observed_rows(obs, name)
     size = rows if rows is not None else commit.rows if commit is not None else None
     _register_commit(ctx, model, df.schema, size, commit)
@@ -221,7 +220,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             commit = _commit(ctx, model, out, "overwrite", _record(given, plan.kind, record.files_at_rebuild,
                                                                     record.refreshes + 1, states))
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
         rows = observed_rows(obs, name)
         size = rows if rows is not None else commit.rows if commit is not None else None
     _register_commit(ctx, model, schema, size, commit)
@@ -233,15 +232,16 @@ def _clear_legacy(ctx: RunContext, model: Model) -> None:
     """Remove what the pre-Delta layout left (plain Parquet versions and their pointer), or a non-Delta
     output in the table's place, before a full build (the caller holds the model's lock)."""
     model_dir = ctx.warehouse.model_dir(model.name)
-    for pattern in LEGACY:
-        for old in model_dir.glob(pattern):
-            if old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                old.unlink(missing_ok=True)
+    if not isinstance(model_dir, ObjectPath):  # the pre-Delta layout was never on an object store
+        for pattern in LEGACY:
+            for old in model_dir.glob(pattern):
+                if old.is_dir():
+                    remove_tree(old)
+                else:
+                    old.unlink(missing_ok=True)
     location = ctx.warehouse.data_dir(model.name)
-    if location.exists() and not is_delta_table(location):
-        shutil.rmtree(location)
+    if location.is_dir() and not is_delta_table(location):
+        remove_tree(location)
 
 
 def _commit(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: RefreshRecord) -> Commit | None:

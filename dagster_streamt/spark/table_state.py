@@ -12,12 +12,10 @@ leaves the state a version ahead of the record; the next run sees it and rebuild
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
-from pathlib import Path
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -27,6 +25,7 @@ from ..sql.aggregate_state import AggregateState
 from .context import RunContext
 from .delta_table import DELTA, current_version
 from .observed_views import collect_flows, sql_over
+from .store import Loc, remove_tree
 
 STATE = "_streamt_state"
 SET = "_streamt_set"
@@ -93,14 +92,14 @@ def state_matches(ctx: RunContext, state: AggregateState, partial: StructType, m
 class StateTables:
     """Where a model's state lives (``<model>/_streamt_state``, ``<model>/_streamt_set``)."""
 
-    model_dir: Path
+    model_dir: Loc
 
     @property
-    def state(self) -> Path:
+    def state(self) -> Loc:
         return self.model_dir / STATE
 
     @property
-    def set(self) -> Path:
+    def set(self) -> Loc:
         return self.model_dir / SET
 
     def versions(self, distinct: bool) -> dict[str, int] | None:
@@ -113,7 +112,7 @@ class StateTables:
     def drop(self) -> None:
         """Remove the state of a model that no longer keeps one (its query changed)."""
         for path in (self.state, self.set):
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
 
 
 def stage(df: DataFrame, path: str) -> DataFrame:
@@ -125,7 +124,7 @@ def stage(df: DataFrame, path: str) -> DataFrame:
     return df.sparkSession.read.parquet(path)
 
 
-def _save(df: DataFrame, path: Path, mode: str) -> None:
+def _save(df: DataFrame, path: Loc, mode: str) -> None:
     writer = df.write.format(DELTA).mode(mode)
     if mode == "overwrite":
         writer = writer.option("overwriteSchema", "true")
@@ -137,7 +136,7 @@ def read_state(ctx: RunContext, tables: StateTables, version: int) -> DataFrame:
     return ctx.spark.read.format(DELTA).option("versionAsOf", version).load(str(tables.state))
 
 
-def build_state(state: AggregateState, partial: DataFrame, tables: StateTables, scratch: Path) -> dict[str, int]:
+def build_state(state: AggregateState, partial: DataFrame, tables: StateTables, scratch: Loc) -> dict[str, int]:
     """A full build's state (and DISTINCT set) from every partial row: one overwrite commit each."""
     if not state.distinct:
         _save(partial, tables.state, "overwrite")
@@ -172,7 +171,7 @@ class Merge:
         return self.tables.versions(bool(self.state.distinct)) == self.versions and \
             same_columns(groups(self.state, self.delta).schema, self.old.schema)
 
-    def _new_pairs(self, scratch: Path) -> DataFrame | None:
+    def _new_pairs(self, scratch: Loc) -> DataFrame | None:
         """Append the delta's pairs not in the set yet (one Delta commit); those pairs (None: none)."""
         state = self.state
         seen = self.ctx.spark.read.format(DELTA).option("versionAsOf", self.versions[SET]).load(str(self.tables.set))
@@ -205,7 +204,7 @@ class Merge:
         aggs += [F.sum(_q(t.name)).alias(t.name) for t in state.tallies]
         return both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
 
-    def apply(self, scratch: Path) -> dict[str, int]:
+    def apply(self, scratch: Loc) -> dict[str, int]:
         """Extend the set (first: the tallies need its new pairs), then commit the merged state: the
         stored groups and the changed ones combined per group, as one overwrite commit (the state is
         small; Delta's ``MERGE`` rewrites every file a changed group lives in, which for a state spread

@@ -36,6 +36,7 @@ from .errors import ModelRunError
 from .kafka_publish import FencedBatches, publish, topic_writer
 from .output import OUT_METRIC
 from .progress import summarize
+from .store import Loc
 from .stream import checkpoint_lock
 from .warehouse import RegistryEntry
 
@@ -102,7 +103,7 @@ def topic_query_name(model: Model) -> str:
     return f"{model.name}__topic"
 
 
-def _ensure_table(ctx: RunContext, entry: RegistryEntry, data: Path) -> None:
+def _ensure_table(ctx: RunContext, entry: RegistryEntry, data: Loc) -> None:
     """An empty Delta table with the output's schema when the stream has committed nothing yet (a
     continuous run starts both queries at once): Delta's stream source needs a table to read. When the
     model's own first batch creates it at the same moment, Delta lets one creation win; either is fine."""

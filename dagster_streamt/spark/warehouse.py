@@ -14,7 +14,6 @@ One registry file per model keeps concurrent writers of different models from to
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,11 +22,11 @@ from pyspark.sql import DataFrameReader, SparkSession
 from pyspark.sql.streaming import DataStreamReader
 from pyspark.sql.types import StructType
 
-from ..core.files import atomic_write
 from ..spec.project import Project
 from .errors import ModelRunError
 from .locks import FileLock
 from .paths import ProjectPaths
+from .store import Loc, ObjectPath, remove_tree, write_text
 
 REGISTRY = "_registry"
 
@@ -73,25 +72,36 @@ class RegistryEntry:
 
 
 class Warehouse:
-    def __init__(self, root: Path) -> None:
+    """``root``: a local folder or an object store prefix; ``locks``: where the writer locks of an object
+    store's models are (a local folder: default ``<root>/../locks``; local warehouses keep theirs in the
+    model's folder)."""
+
+    def __init__(self, root: Loc, locks: Path | None = None) -> None:
         self.root = root
+        self.locks = locks
 
     @classmethod
     def for_project(cls, project: Project) -> Warehouse:
-        return cls(ProjectPaths.from_project(project).warehouse)
+        paths = ProjectPaths.from_project(project)
+        return cls(paths.warehouse, paths.locks)
+
+    @property
+    def remote(self) -> bool:
+        """Whether the tables are on an object store."""
+        return isinstance(self.root, ObjectPath)
 
     # -- layout ------------------------------------------------------------------------------
-    def model_dir(self, name: str) -> Path:
+    def model_dir(self, name: str) -> Loc:
         return self.root / name
 
-    def data_dir(self, name: str) -> Path:
+    def data_dir(self, name: str) -> Loc:
         """Where a stream model's file sink writes."""
         return self.model_dir(name) / "data"
 
-    def quarantine_dir(self, source: str) -> Path:
+    def quarantine_dir(self, source: str) -> Loc:
         return self.root / f"{source}__quarantine" / "data"
 
-    def table_location(self, name: str) -> Path | None:
+    def table_location(self, name: str) -> Loc | None:
         """The folder a reader should read now: the model's Delta table (or a view's nothing)."""
         data = self.data_dir(name)
         return data if data.is_dir() else None
@@ -100,12 +110,16 @@ class Warehouse:
     def lock(self, name: str) -> FileLock:
         """The model's writer lock: one writer plans and commits a new version at a time (Delta's own
         optimistic concurrency still guards writers this lock does not see: other machines)."""
-        model_dir = self.model_dir(name)
+        if isinstance(self.root, ObjectPath):
+            if self.locks is None:
+                raise ModelRunError(f"model {name}: no local folder for the locks of {self.root}", name)
+            return FileLock(self.locks / f"{name}.lock", wait=True, model=name)
+        model_dir = self.root / name
         model_dir.mkdir(parents=True, exist_ok=True)
         return FileLock(model_dir / ".lock", wait=True, model=name)
 
     # -- registry ------------------------------------------------------------------------------
-    def _entry_path(self, name: str) -> Path:
+    def _entry_path(self, name: str) -> Loc:
         return self.root / REGISTRY / f"{name}.json"
 
     def read_entry(self, name: str) -> RegistryEntry | None:
@@ -117,9 +131,9 @@ class Warehouse:
 
     def write_entry(self, entry: RegistryEntry) -> None:
         entry.updated_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        atomic_write(self._entry_path(entry.name), json.dumps(asdict(entry), indent=2, sort_keys=True), durable=True)
+        write_text(self._entry_path(entry.name), json.dumps(asdict(entry), indent=2, sort_keys=True), durable=True)
 
     def remove(self, name: str) -> None:
         """Forget a model: its registry entry and every stored version or stream output."""
         self._entry_path(name).unlink(missing_ok=True)
-        shutil.rmtree(self.model_dir(name), ignore_errors=True)
+        remove_tree(self.model_dir(name))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..compile.modes import appends
 from ..graph.graph import Graph, node_id, split_id
+from ..spark.store import is_object_uri
 from ..spec.connectors import model_key, sink_target
 from ..spec.errors import Diagnostics, Severity
 from ..spec.project import Project
@@ -43,6 +44,12 @@ def check_sinks(project: Project, graph: Graph) -> Diagnostics:
                       f"writes JSON files to {target.path}/ instead of its external system", file=file, line=line,
                       severity=Severity.NOTE, hint="run without local_dir (or another environment) to write to "
                       "the real system")
+        if target.path and is_object_uri(target.path) and target.format != "delta":
+            diags.add("STR085", f"sink {name!r}: a {target.format} export to an object store ({target.path}) cannot "
+                      "run on Spark: an export's folder is swapped in whole by a rename, which object stores do not "
+                      "have, so its runs fail", file=file, line=line, severity=Severity.WARNING,
+                      hint="write `sink: {format: delta, path: ...}` there (each run one Delta commit), or export "
+                      "to a local or mounted path")
         if target.package is not None:
             diags.add("STR082", f"sink {name!r} ({sink.connector}) is written by Spark's `{target.format}` writer, "
                       f"which needs the package {target.package}", file=file, line=line, severity=Severity.NOTE,

@@ -1,0 +1,180 @@
+"""A warehouse on an object store: ``runtime.spark.warehouse: s3a://...`` against a local S3-compatible
+server (moto's, from PyPI), written by ``streamt run`` processes as a user runs them (Hadoop's S3A
+connector from the jar cache, the project's ``spark.hadoop.fs.s3a.*`` settings) and read back with delta-rs
+and pyarrow: the same rows as a local warehouse gives, and nothing of the warehouse on the local disk."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dagster_streamt.spark.object_store_jars import ObjectStoreJarsMissing, s3_jars
+from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args
+
+from ..helpers import write_project
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+BUCKET = "lake"
+GOOD_A = '{"customer": "ann", "amount": 10.0}\n{"customer": "bob", "amount": 5.0}\n{"customer": "ann", "amount": -1}\n'
+BAD = '{"customer": "cy", "amount": "lots"}\n'
+GOOD_B = '{"customer": "bob", "amount": 7.5}\n{"customer": "dee", "amount": 2.0}\n'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    """A moto S3 server on loopback with one bucket."""
+    pytest.importorskip("moto.server")
+    try:
+        s3_jars()
+    except ObjectStoreJarsMissing as exc:
+        pytest.skip(str(exc))
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "moto's server did not start"
+                time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}"
+        from pyarrow import fs
+
+        fs.S3FileSystem(access_key="test", secret_key="test", region="us-east-1", scheme="http",
+                        endpoint_override=f"127.0.0.1:{port}", allow_bucket_creation=True).create_dir(BUCKET)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _conf(url: str) -> dict[str, str]:
+    return {"spark.hadoop.fs.s3a.endpoint": url, "spark.hadoop.fs.s3a.path.style.access": "true",
+            "spark.hadoop.fs.s3a.access.key": "test", "spark.hadoop.fs.s3a.secret.key": "test",
+            "spark.hadoop.fs.s3a.endpoint.region": "us-east-1"}
+
+
+def _options(url: str) -> StoreOptions:
+    return StoreOptions.from_spark_conf(_conf(url))
+
+
+def _project(root: Path, url: str, prefix: str) -> Path:
+    project = {
+        "project": {"name": "s3t"},
+        "runtime": {"spark": {"warehouse": f"s3a://{BUCKET}/{prefix}", "conf": _conf(url)}},
+        "sources": [{"name": "orders_raw", "format": "json", "path": "landing",
+                     "columns": [{"name": "customer", "type": "string"}, {"name": "amount", "type": "double"}]}],
+        "models": [
+            {"name": "orders_clean", "materialized": "table",
+             "sql": 'SELECT customer, amount FROM {{ source("orders_raw") }} WHERE amount > 0'},
+            {"name": "revenue", "materialized": "table",
+             "sql": 'SELECT customer, sum(amount) AS total, count(*) AS orders FROM {{ ref("orders_clean") }} '
+                    "GROUP BY customer"},
+            {"name": "big_orders", "materialized": "stream",  # micro-batches appended to a Delta table
+             "sql": 'SELECT customer, amount FROM {{ source("orders_raw") }} WHERE amount > 6'},
+        ],
+    }
+    return write_project(root, {"stream_project.yml": yaml.safe_dump(project, sort_keys=False),
+                                "landing/a.json": GOOD_A + BAD})
+
+
+def _streamt(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args, "-p", str(root)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def _rows(url: str, table: str, version: int | None = None) -> list[tuple[Any, ...]]:
+    """A table as another engine reads it: delta-rs, no JVM, nothing of streamt but the address (in a child
+    process: delta-rs' S3 client may abort an interpreter at exit)."""
+    uri, options = delta_rs_args(ObjectPath(table, _options(url)))
+    code = ("import json, sys; from deltalake import DeltaTable; a = json.loads(sys.argv[1]); "
+            "t = DeltaTable(a[0], version=a[1], storage_options=a[2]).to_pyarrow_table().to_pylist(); "
+            "print(json.dumps([list(r.values()) for r in t], default=str), flush=True)")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps([uri, version, options])], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip(), done.stderr
+    return sorted(tuple(r) for r in json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_tables_quarantine_and_registry_live_in_the_bucket(endpoint: str, tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", endpoint, "wh1")
+    wh = f"s3a://{BUCKET}/wh1"
+    first = _streamt(root, "run")
+    assert "3/3 model(s) succeeded" in first.stdout, first.stdout
+    assert _rows(endpoint, f"{wh}/big_orders/data") == [("ann", 10.0)]
+    assert _rows(endpoint, f"{wh}/orders_clean/data") == [("ann", 10.0), ("bob", 5.0)]
+    assert _rows(endpoint, f"{wh}/revenue/data") == [("ann", 10.0, 1), ("bob", 5.0, 1)]
+    quarantined = _rows(endpoint, f"{wh}/orders_raw__quarantine/data")
+    assert [r[1] for r in quarantined] == [BAD.strip()]
+    store = ObjectPath(wh, _options(endpoint))
+    entry = json.loads((store / "_registry" / "orders_clean.json").read_text())
+    assert (entry["layout"], entry["rows"], entry["version"]) == ("delta", 2, "0")
+    assert not (root / "s3a:").exists() and not (root / ".streamt" / "warehouse").exists()  # nothing local
+
+    (root / "landing" / "b.json").write_text(GOOD_B)
+    second = _streamt(root, "run")
+    assert "appended the rows of 1 new file" in second.stdout and "merged the aggregation" in second.stdout, \
+        second.stdout
+    assert _rows(endpoint, f"{wh}/orders_clean/data") == [("ann", 10.0), ("bob", 5.0), ("bob", 7.5), ("dee", 2.0)]
+    assert _rows(endpoint, f"{wh}/revenue/data") == [("ann", 10.0, 1), ("bob", 12.5, 2), ("dee", 2.0, 1)]
+    assert len(_rows(endpoint, f"{wh}/orders_raw__quarantine/data")) == 1  # the bad line once
+    assert _rows(endpoint, f"{wh}/big_orders/data") == [("ann", 10.0), ("bob", 7.5)]  # the new file's row, once
+
+    third = _streamt(root, "run")  # nothing new: no commit
+    assert "unchanged" in third.stdout, third.stdout
+    history = _streamt(root, "status", "--history", "orders_clean", "--format", "json")
+    shown = json.loads(history.stdout)
+    assert shown["table"] == f"{wh}/orders_clean/data" and [v["version"] for v in shown["versions"]] == [1, 0]
+
+    _streamt(root, "restore", "orders_clean", "--version", "0")
+    assert _rows(endpoint, f"{wh}/orders_clean/data") == [("ann", 10.0), ("bob", 5.0)]
+    assert json.loads((store / "_registry" / "orders_clean.json").read_text())["version"] == "2"
+
+    files = set(store.files())  # the bucket's objects: version 1's data file is no longer referenced
+    vacuumed = json.loads(_streamt(root, "vacuum", "-s", "orders_clean", "--retention-hours", "0",
+                                   "--format", "json").stdout)["models"]
+    gone = files - set(store.files())
+    assert [m["files"] for m in vacuumed] == [1] and len(gone) == 1, (vacuumed, gone)
+    assert next(iter(gone)).startswith("orders_clean/data/part-")
+    assert _rows(endpoint, f"{wh}/orders_clean/data") == [("ann", 10.0), ("bob", 5.0)]
+
+
+def test_validate_warns_of_a_file_export_and_refuses_checkpoints_on_the_bucket(tmp_path: Path) -> None:
+    """No server needed: what `streamt validate` says before anything runs."""
+    from dagster_streamt.api import load
+
+    root = _project(tmp_path / "p", "http://127.0.0.1:9", "wh2")
+    (root / "models").mkdir()
+    (root / "models" / "orders_export.yml").write_text(
+        "models:\n  - name: orders_export\n    from: orders_clean\n"
+        f"    sink: {{format: parquet, path: 's3a://{BUCKET}/exports/orders'}}\n")
+    found = [d for d in load(root, use_cache=False).diagnostics if d.code == "STR085"]
+    assert len(found) == 1 and "format: delta" in (found[0].hint or ""), found
+    assert found[0].severity.value == "warning" and found[0].file == "models/orders_export.yml"
+
+    text = (root / "stream_project.yml").read_text()
+    (root / "stream_project.yml").write_text(text.replace(
+        "warehouse: s3a://lake/wh2", f"warehouse: s3a://lake/wh2\n    checkpoints: s3a://{BUCKET}/checkpoints"))
+    errors = [d for d in load(root, use_cache=False).errors if d.code == "STR091"]
+    assert len(errors) == 1 and "local or mounted folder" in errors[0].message, errors
