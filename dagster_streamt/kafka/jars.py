@@ -42,14 +42,19 @@ def spark_version() -> str:
         return str(pyspark.__version__)
 
 
-def _complete_jars(folder: Path, what: str) -> list[Path]:
+def cached_jars(folder: Path, what: str, script: str, missing: type[ValueError]) -> list[Path]:
+    """The jars of a complete cache folder; else ``missing`` naming ``what``, the folder and the commands
+    that fill it (``script``: the one step of ``scripts/setup.sh`` that does)."""
     jars = sorted(folder.glob("*.jar")) if (folder / MARKER).is_file() else []
     if not jars:
-        raise KafkaJarsMissing(
+        raise missing(
             f"{what} is not in {folder}: run `{FETCH_COMMAND}` in the dagster-streamt checkout (it resolves "
-            "the jars with mvn from Maven Central into that cache once; `bash scripts/kafka_jars.sh` does "
-            "only that step)")
+            f"the jars with mvn from Maven Central into that cache once; `bash {script}` does only that step)")
     return jars
+
+
+def _complete_jars(folder: Path, what: str) -> list[Path]:
+    return cached_jars(folder, what, "scripts/kafka_jars.sh", KafkaJarsMissing)
 
 
 def connector_jars(spark: str | None = None) -> list[Path]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..kafka.jars import FETCH_COMMAND, MARKER, cache_dir, spark_version
+from ..kafka.jars import cache_dir, cached_jars, spark_version
 from ..spec.project import Project
 
 # Keep in step with scripts/delta_jars.sh's DELTA_VERSION and pyproject's delta-spark pin.
@@ -27,14 +27,8 @@ class DeltaJarsMissing(ValueError):
 def delta_jars(spark: str | None = None, delta: str = DELTA_VERSION) -> list[Path]:
     """delta-spark and delta-storage ``delta`` for Spark ``spark`` (default: the installed pyspark)."""
     spark = spark or spark_version()
-    folder = cache_dir() / f"delta-{delta}-spark-{spark}"
-    jars = sorted(folder.glob("*.jar")) if (folder / MARKER).is_file() else []
-    if not jars:
-        raise DeltaJarsMissing(
-            f"Delta Lake {delta} for Spark {spark} is not in {folder}: run `{FETCH_COMMAND}` in the dagster-streamt "
-            "checkout (it resolves the jars with mvn from Maven Central into that cache once; "
-            "`bash scripts/delta_jars.sh` does only that step)")
-    return jars
+    return cached_jars(cache_dir() / f"delta-{delta}-spark-{spark}", f"Delta Lake {delta} for Spark {spark}",
+                       "scripts/delta_jars.sh", DeltaJarsMissing)
 
 
 def _split(value: str | None) -> list[str]:

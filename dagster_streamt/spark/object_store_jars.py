@@ -15,10 +15,9 @@ from collections.abc import Mapping
 from importlib.util import find_spec
 from pathlib import Path
 
-from ..kafka.jars import MARKER, cache_dir
+from ..kafka.jars import cache_dir, cached_jars
 from ..spec.project import Project
 
-FETCH_COMMAND = "bash scripts/setup.sh"
 _CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
 
 
@@ -39,14 +38,8 @@ def hadoop_version() -> str:
 
 def s3_jars(hadoop: str | None = None) -> list[Path]:
     hadoop = hadoop or hadoop_version()
-    folder = cache_dir() / f"hadoop-aws-{hadoop}"
-    jars = sorted(folder.glob("*.jar")) if (folder / MARKER).is_file() else []
-    if not jars:
-        raise ObjectStoreJarsMissing(
-            f"Hadoop's S3A connector (hadoop-aws {hadoop}) is not in {folder}: run `{FETCH_COMMAND}` in the "
-            "dagster-streamt checkout (it resolves the jars with mvn from Maven Central into that cache once; "
-            "`bash scripts/object_store_jars.sh` does only that step)")
-    return jars
+    return cached_jars(cache_dir() / f"hadoop-aws-{hadoop}", f"Hadoop's S3A connector (hadoop-aws {hadoop})",
+                       "scripts/object_store_jars.sh", ObjectStoreJarsMissing)
 
 
 def uses_s3a(project: Project) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 from ..core.files import atomic_write
 from .errors import ModelRunError
@@ -39,7 +40,7 @@ def streaming_state(paths: ProjectPaths) -> set[str]:
     names: set[str] = set()
     if paths.checkpoints.is_dir():
         names |= {p.name for p in paths.checkpoints.iterdir() if p.is_dir() and any(p.iterdir())}
-    if paths.warehouse.is_dir():
+    if isinstance(paths.warehouse, Path) and paths.warehouse.is_dir():  # (plain file-sink outputs: never remote)
         names |= {p.parent.parent.name for p in paths.warehouse.glob("*/data/_spark_metadata")}
     return names
 

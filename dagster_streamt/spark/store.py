@@ -16,7 +16,6 @@ table version by Delta's log store, a registry entry by one PUT (atomic per obje
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -166,11 +165,6 @@ class ObjectPath:
 
         return bool(self._info().type != fs.FileType.NotFound) or self.is_dir()
 
-    def is_file(self) -> bool:
-        from pyarrow import fs
-
-        return bool(self._info().type == fs.FileType.File)
-
     def is_dir(self) -> bool:
         """A "folder" exists while any object lies under it."""
         from pyarrow import fs
@@ -191,10 +185,6 @@ class ObjectPath:
         for info in sorted(self._fs().get_file_info(selector), key=lambda i: i.path):
             yield self / info.base_name
 
-    def glob(self, pattern: str) -> Iterator[ObjectPath]:
-        """Children whose name matches ``pattern`` (one level, as the warehouse uses it)."""
-        return (p for p in self.iterdir() if fnmatch.fnmatchcase(p.name, pattern))
-
     def files(self, skip: Any = None) -> dict[str, int]:
         """Every object under this prefix, by key relative to it, with its size; ``skip(name)``: leave
         out a file or folder by its name (and everything under such a folder)."""
@@ -209,9 +199,6 @@ class ObjectPath:
             if skip is None or not any(skip(part) for part in rel.split("/")):
                 out[rel] = int(info.size or 0)
         return out
-
-    def stat_size(self) -> int:
-        return int(self._info().size or 0)
 
     def read_text(self, encoding: str = "utf-8") -> str:
         from pyarrow import fs
@@ -283,6 +270,3 @@ def delta_rs_args(loc: Loc) -> tuple[str, dict[str, str] | None]:
         return uri, loc.options.delta_rs(loc.uri) or None
     return str(loc), None
 
-
-def file_size(loc: Loc) -> int:
-    return loc.stat_size() if isinstance(loc, ObjectPath) else loc.stat().st_size

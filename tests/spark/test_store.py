@@ -51,3 +51,21 @@ def test_a_location_is_an_object_store_uri_or_a_path_relative_to_the_project(tmp
     assert location(".streamt/warehouse", lambda v: tmp_path / v, CONF) == (tmp_path / ".streamt/warehouse").resolve()
     with pytest.raises(ValueError, match="local or mounted folder, or on an object store"):
         location("hdfs://nn:8020/wh", lambda v: tmp_path / v, CONF)
+
+
+def test_sessions_get_the_s3a_jars_only_when_the_project_names_s3a(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from dagster_streamt.api import load
+    from dagster_streamt.spark.object_store_jars import ObjectStoreJarsMissing, uses_s3a, with_s3
+
+    from ..helpers import write_project
+
+    local = load(write_project(tmp_path / "a", {}), use_cache=False).project
+    remote = load(write_project(tmp_path / "b", {"stream_project.yml": (
+        "project: {name: b}\nruntime: {spark: {warehouse: 's3a://lake/b'}}\n")}), use_cache=False).project
+    assert (uses_s3a(local), uses_s3a(remote)) == (False, True)
+    assert with_s3({"spark.jars.packages": "org.apache.hadoop:hadoop-aws:3.5.0"}) == \
+        {"spark.jars.packages": "org.apache.hadoop:hadoop-aws:3.5.0"}  # the project brings its own: kept
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+    with pytest.raises(ObjectStoreJarsMissing, match=r"hadoop-aws .*`bash scripts/setup.sh`"):
+        with_s3({"spark.jars": "/x.jar"})
