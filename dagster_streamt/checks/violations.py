@@ -417,7 +417,8 @@ def _describe_sql(project: Project, test: Test, parsed: list[ParsedAssertion], m
         mode = evaluation_mode(a)
         if isinstance(a.params, MaxLag):
             column = lag_column(project, test, a.params)
-            out[a.label] = (f"SELECT max({ident(column)}), max(_metadata.file_modification_time) FROM {relation}"
+            out[a.label] = (f"SELECT max({ident(column)}), collect_set(input_file_name()) FROM {relation}  "
+                            "-- processing time: when the model's Delta log says the newest of those files was written"
                             if column else f"-- arrival lag of model {model}'s run: end of its last micro-batch - "
                                            "newest arrival time of its input records")
         elif isinstance(a.params, Throughput):
