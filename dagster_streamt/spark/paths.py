@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.object_stores import is_object_uri
 from ..spec.project import Project
-from .store import Loc, is_object_uri, location
+from .store import Loc, location
 
 STATE_DIR = ".streamt"
 # Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).

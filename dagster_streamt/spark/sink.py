@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from ..compile.modes import appends
 from ..core.files import atomic_write
+from ..core.object_stores import is_object_uri
 from ..core.results import ModelResult
 from ..kafka.transactions import TopicWriter
 from ..spec.connectors import sink_target
@@ -44,7 +45,6 @@ from .progress import summarize, trigger_options
 from .relations import Rendered, register, render
 from .reset import reset_model
 from .sink_modes import SinkPlan, check_key_columns, plan_sink
-from .store import is_object_uri
 from .stream import checkpoint_lock
 from .topics import ensure_topic
 

@@ -25,16 +25,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..core.files import atomic_write
+from ..core.object_stores import SCHEMES, is_object_uri
 
-# URI scheme Spark uses -> scheme delta-rs and pyarrow use
-SCHEMES = {"s3a": "s3", "s3": "s3", "s3n": "s3", "gs": "gs", "abfss": "abfss", "abfs": "abfs"}
 _TRUE = ("true", "1", "yes")
-
-
-def is_object_uri(value: str) -> bool:
-    """Whether ``value`` names a location on an object store Spark's Hadoop connectors reach."""
-    scheme = value.split("://", 1)[0].lower() if "://" in value else ""
-    return scheme in SCHEMES
 
 
 @dataclass(frozen=True)

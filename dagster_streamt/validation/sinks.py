@@ -8,8 +8,8 @@ the export counts every run. Modes that cannot work are errors with the fix.
 from __future__ import annotations
 
 from ..compile.modes import appends
+from ..core.object_stores import is_object_uri
 from ..graph.graph import Graph, node_id, split_id
-from ..spark.store import is_object_uri
 from ..spec.connectors import model_key, sink_target
 from ..spec.errors import Diagnostics, Severity
 from ..spec.project import Project

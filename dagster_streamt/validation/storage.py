@@ -8,7 +8,7 @@ saying where plain files come from now: a file export, which keeps its folder on
 
 from __future__ import annotations
 
-from ..spark.store import is_object_uri
+from ..core.object_stores import is_object_uri
 from ..spec.errors import Diagnostics, Severity
 from ..spec.project import Project
 

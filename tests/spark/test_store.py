@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args, is_object_uri, location
+from dagster_streamt.core.object_stores import is_object_uri
+from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args, location
 
 CONF = {"spark.hadoop.fs.s3a.endpoint": "minio.internal:9000", "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
         "spark.hadoop.fs.s3a.access.key": "AK", "spark.hadoop.fs.s3a.secret.key": "SK",
