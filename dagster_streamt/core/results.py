@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from .object_stores import delta_rs_uri, is_object_uri
+
 Status = Literal["success", "failed", "skipped"]
 
 
@@ -42,11 +44,8 @@ class ModelResult:
         """How any program reads a Delta output without Spark, in one line (delta-rs); None otherwise."""
         if self.delta_version is None or not self.location:
             return None
-        location = self.location
-        for spark_scheme in ("s3a://", "s3n://"):  # delta-rs names S3 s3://; its other schemes are Spark's
-            if location.startswith(spark_scheme):
-                location = "s3://" + location[len(spark_scheme):]
-        if "://" in location:  # an object store: delta-rs reads the credentials its SDK does (environment)
+        location = delta_rs_uri(self.location)
+        if is_object_uri(self.location):  # an object store: delta-rs reads the credentials its SDK does
             return (f"deltalake.DeltaTable({json.dumps(location)}, storage_options={{...}}).to_pandas()  "
                     "# or the store's AWS_* / GOOGLE_* / AZURE_* environment variables")
         return f"deltalake.DeltaTable({json.dumps(location)}).to_pandas()"

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from importlib.util import find_spec
 from pathlib import Path
 
+from ..core.object_stores import store_kind
 from ..kafka.jars import cache_dir, cached_jars
 from ..spec.project import Project
 
@@ -49,7 +50,7 @@ def uses_s3a(project: Project) -> bool:
         sink = model.sink_config
         if sink is not None:
             places.append(sink.path or "")
-    return any(p.lower().startswith(("s3a://", "s3://", "s3n://")) for p in places)
+    return any(store_kind(p) == "s3" for p in places)
 
 
 def with_s3(conf: Mapping[str, str], hadoop: str | None = None) -> dict[str, str]:

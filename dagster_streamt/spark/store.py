@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..core.files import atomic_write
-from ..core.object_stores import SCHEMES, is_object_uri
+from ..core.object_stores import SCHEMES, delta_rs_uri, is_object_uri
 
 _TRUE = ("true", "1", "yes")
 
@@ -258,8 +258,6 @@ def write_text(loc: Loc, text: str, *, durable: bool = False) -> None:
 def delta_rs_args(loc: Loc) -> tuple[str, dict[str, str] | None]:
     """``(table_uri, storage_options)`` for ``deltalake.DeltaTable``."""
     if isinstance(loc, ObjectPath):
-        parsed = urlparse(loc.uri)
-        uri = f"{SCHEMES[parsed.scheme]}://{parsed.netloc}{parsed.path}"
-        return uri, loc.options.delta_rs(loc.uri) or None
+        return delta_rs_uri(loc.uri), loc.options.delta_rs(loc.uri) or None
     return str(loc), None
 

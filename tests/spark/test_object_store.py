@@ -21,6 +21,7 @@ from dagster_streamt.spark.object_store_jars import ObjectStoreJarsMissing, s3_j
 from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args
 
 from ..helpers import write_project
+from ..openlineage.backend import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -28,12 +29,6 @@ BUCKET = "lake"
 GOOD_A = '{"customer": "ann", "amount": 10.0}\n{"customer": "bob", "amount": 5.0}\n{"customer": "ann", "amount": -1}\n'
 BAD = '{"customer": "cy", "amount": "lots"}\n'
 GOOD_B = '{"customer": "bob", "amount": 7.5}\n{"customer": "dee", "amount": 2.0}\n'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +39,7 @@ def endpoint() -> Iterator[str]:
         s3_jars()
     except ObjectStoreJarsMissing as exc:
         pytest.skip(str(exc))
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -70,3 +70,11 @@ def test_sessions_get_the_s3a_jars_only_when_the_project_names_s3a(tmp_path: Pat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
     with pytest.raises(ObjectStoreJarsMissing, match=r"hadoop-aws .*`bash scripts/setup.sh`"):
         with_s3({"spark.jars": "/x.jar"})
+
+
+def test_the_read_line_of_a_table_in_a_bucket_names_delta_rs_scheme_and_no_secret() -> None:
+    from dagster_streamt.core.results import ModelResult
+
+    line = ModelResult(model="m", materialized="table", status="success", location="s3a://lake/wh/m/data",
+                       delta_version=3).read_line
+    assert line is not None and line.startswith('deltalake.DeltaTable("s3://lake/wh/m/data", storage_options={...})')
