@@ -161,7 +161,7 @@ def report_failures(outcome: Outcome) -> None:
 
 def _refresh_suffix(e: Any) -> str:
     """How a table was brought up to date, when it was not simply built (first build, a view)."""
-    if e.refresh in ("append", "merge"):
+    if e.refresh in ("append", "merge", "upsert"):
         return f"  (incremental: {e.refresh_note})"
     if e.refresh == "unchanged":
         return "  (unchanged: no input changed)"

@@ -41,7 +41,7 @@ def result_metadata(result: ModelResult) -> dict[str, Any]:
     if result.quarantined_rows:
         md["quarantined_rows"] = int(result.quarantined_rows)
     if result.refresh:
-        md["refresh"] = result.refresh  # full | unchanged | append | merge
+        md["refresh"] = result.refresh  # full | unchanged | append | merge | upsert
         md["refresh_note"] = result.refresh_note or ""
     if result.location:
         md["location"] = dg.MetadataValue.path(str(result.location))

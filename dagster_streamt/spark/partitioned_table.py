@@ -18,6 +18,7 @@ from ..spec.models import Model
 from .context import RunContext
 from .delta_table import DELTA, current_commit, is_delta_table
 from .errors import ModelRunError
+from .keyed_table import key_faults, one_row_per_key, table_key
 from .output import schema_pairs
 from .partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
 from .relations import register, render
@@ -55,7 +56,8 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
         raise ModelRunError(f"model {name}: the output column name {KEY_COLUMN!r} is reserved for partition "
                             "folders; rename it", name)
     keys = list(scope.keys)
-    keyed = df.withColumn(KEY_COLUMN, key_expr(pb))
+    key = table_key(ctx.project, model, df.columns, [(i.kind, i.name) for i in rendered.inputs])
+    keyed = (one_row_per_key(df, key) if key else df).withColumn(KEY_COLUMN, key_expr(pb))
     inside = F.col(KEY_COLUMN).isin(keys)
     obs = Observation(f"streamt_partitions_{name}_{ctx.run_id}")
     out = keyed.observe(obs, F.count(F.lit(1)).alias("all"), F.count(F.when(inside, 1)).alias("rows"),
@@ -74,8 +76,9 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
         if data.is_dir() and not is_delta_table(data):
             remove_tree(data)
         # one commit replaces exactly the run's partitions (emptied ones included)
-        (out.write.format(DELTA).mode("overwrite").option("replaceWhere", _in_keys(keys))
-         .partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
+        with key_faults(key):
+            (out.write.format(DELTA).mode("overwrite").option("replaceWhere", _in_keys(keys))
+             .partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
         metrics = obs.get
         commit = current_commit(data)  # the table is every partition, this run's and the others
         size = commit.rows if commit is not None else None

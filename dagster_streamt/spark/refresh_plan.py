@@ -17,7 +17,7 @@ from ..sql.incremental import IncrementalPlan
 from .input_files import Snapshot, appended
 from .refresh_record import RefreshRecord, input_key
 
-Mode = Literal["full", "unchanged", "append", "merge"]
+Mode = Literal["full", "unchanged", "append", "merge", "upsert"]
 InputId = tuple[str, str]  # (kind, name): ("source", "orders_raw"), ("model", "orders_clean")
 COMPACT_MIN_FILES = 100  # an appended table is rebuilt once it has this many files ...
 COMPACT_FACTOR = 4  # ... and this many times the files of its last full build
@@ -41,6 +41,7 @@ class RefreshInputs:
     record: RefreshRecord | None  # of the model's current version
     has_state: bool = False  # the current version keeps an aggregation state
     files_now: int = 0  # data files of the current version
+    keyed: bool = False  # a key: appended rows are upserted (a row of a known key replaces it)
 
 
 def _label(inp: InputId) -> str:
@@ -92,4 +93,6 @@ def decide(given: RefreshInputs, full_refresh: bool = False) -> Refresh:
         return Refresh("merge", f"merged the aggregation of {what}", changed)
     if given.files_now >= max(COMPACT_MIN_FILES, COMPACT_FACTOR * record.files_at_rebuild):
         return Refresh("full", f"{what}; rebuilt to compact its {given.files_now} files")
+    if given.keyed:
+        return Refresh("upsert", f"upserted the rows of {what} by key", changed)
     return Refresh("append", f"appended the rows of {what}", changed)

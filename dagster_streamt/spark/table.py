@@ -17,12 +17,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from ..core.results import ModelResult
+from ..spec.connectors import model_key
 from ..spec.models import Model
 from ..sql.incremental import IncrementalPlan, incremental_plan
 from .context import RunContext
 from .delta_table import DELTA, Commit, current_commit, is_delta_table
 from .delta_table import write as delta_write
 from .input_files import Snapshot
+from .keyed_table import TableKey, key_faults, merge, one_row_per_key, table_key
 from .observed_views import collect_flows
 from .output import counted, observed_rows, schema_pairs
 from .refresh_plan import InputId, Refresh, RefreshInputs, decide
@@ -71,7 +73,7 @@ def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResu
             entry.version == str(commit.version) and entry.rows is not None:
         if refresh.mode == "unchanged":
             return _unchanged(ctx, model, base, entry, refresh, start)
-        if refresh.mode in ("append", "merge"):
+        if refresh.mode in ("append", "merge", "upsert"):
             done = _incremental(ctx, model, base, plan, given, refresh, entry, start)
             if done is not None:
                 return done
@@ -101,8 +103,9 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
             up = ctx.warehouse.read_entry(inp.name)
             snapshots[key] = model_snapshot(ctx, up) if up is not None else None
             declared[input_key(*key)] = [up.layout, up.schema_json] if up is not None else None
+    keys = model_key(model)
     config = config_hash({
-        "sql": base.sql, "format": DELTA, "partition_by": adv.partition_by,
+        **({"key": list(keys)} if keys else {}), "sql": base.sql, "format": DELTA, "partition_by": adv.partition_by,
         "conf": {**ctx.project.runtime.spark.conf, **adv.conf,
                  "spark.sql.session.timeZone": ctx.per_session.get(("conf", "timeZone"), lambda: ctx.spark.conf.get(
                      "spark.sql.session.timeZone"))},
@@ -110,7 +113,7 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
     record = commit.record if commit is not None else None
     return RefreshInputs(plan, config, views, snapshots, record,
                          has_state=record is not None and record.states is not None and plan.state is not None,
-                         files_now=len(commit.files) if commit is not None else 0)
+                         files_now=len(commit.files) if commit is not None else 0, keyed=bool(keys))
 
 
 def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: int,
@@ -146,6 +149,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
     rendered = render(ctx, model, "batch", whole=True)
     registered = register(ctx, rendered)
     df = ctx.observed.sql(ctx.spark, rendered.sql)
+    key = table_key(ctx.project, model, df.columns, [(i.kind, i.name) for i in base.inputs])
     kind = plan.kind
     tables = StateTables(ctx.warehouse.model_dir(model.name))
     scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
@@ -170,8 +174,8 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
         if states is None:
             tables.drop()
         name = f"streamt_table_{model.name}_{ctx.run_id}"
-        out, obs = counted(out_df, name)
-        commit = _commit(ctx, model, out, "overwrite", _record(given, kind, -1, 0, states))
+        out, obs = counted(one_row_per_key(out_df, key) if key else out_df, name)
+        commit = _commit(ctx, model, out, "overwrite", _record(given, kind, -1, 0, states), key)
     finally:
         remove_tree(scratch)
     rows = observed_rows(obs, name)
@@ -191,7 +195,16 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
     name = f"streamt_table_{model.name}_{ctx.run_id}"
     record = given.record
     assert record is not None
-    if refresh.mode == "append":
+    if refresh.mode == "upsert":
+        df = ctx.observed.sql(ctx.spark, rendered.sql)
+        if not same_columns(df.schema, schema):
+            return None
+        key = table_key(ctx.project, model, schema.names, [(i.kind, i.name) for i in base.inputs])
+        assert key is not None
+        commit, rows = _upsert(ctx, model, df, key, _record(given, plan.kind, record.files_at_rebuild,
+                                                            record.refreshes + 1))
+        size = commit.rows if commit is not None else None
+    elif refresh.mode == "append":
         df = ctx.observed.sql(ctx.spark, rendered.sql)
         if not same_columns(df.schema, schema):
             return None
@@ -212,13 +225,15 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             delta = ctx.observed.sql(ctx.spark, text)
             if ctx.observed.refers(ctx.spark, text):  # observed source reads (Spark Connect): staged, read once
                 delta = stage(delta, str(scratch / "delta"))
-            merge = Merge(ctx, state, tables, dict(record.states), delta)
-            if not merge.fits():
+            merged = Merge(ctx, state, tables, dict(record.states), delta)
+            if not merged.fits():
                 return None
-            states = merge.apply(scratch)
-            out, obs = counted(final_frame(ctx, state, read_state(ctx, tables, states[STATE]), schema.names), name)
+            states = merged.apply(scratch)
+            rows_now = final_frame(ctx, state, read_state(ctx, tables, states[STATE]), schema.names)
+            key = table_key(ctx.project, model, schema.names, [(i.kind, i.name) for i in base.inputs])
+            out, obs = counted(one_row_per_key(rows_now, key) if key else rows_now, name)
             commit = _commit(ctx, model, out, "overwrite", _record(given, plan.kind, record.files_at_rebuild,
-                                                                    record.refreshes + 1, states))
+                                                                    record.refreshes + 1, states), key)
         finally:
             remove_tree(scratch)
         rows = observed_rows(obs, name)
@@ -244,15 +259,31 @@ def _clear_legacy(ctx: RunContext, model: Model) -> None:
         remove_tree(location)
 
 
-def _commit(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: RefreshRecord) -> Commit | None:
+def _commit(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: RefreshRecord,
+            key: TableKey | None = None) -> Commit | None:
     """``df`` as one Delta commit (overwrite or append) to the model's table; the version it made (rows
-    from its files' statistics)."""
+    from its files' statistics). ``key``: the keyed table whose key faults ``df`` may raise."""
     if mode == "overwrite":
         _clear_legacy(ctx, model)
     location = ctx.warehouse.data_dir(model.name)
-    delta_write(df, location, mode, record, model.advanced.spark.partition_by)
+    with key_faults(key):
+        delta_write(df, location, mode, record, model.advanced.spark.partition_by)
     collect_flows(df)  # the observed inputs' metrics (Spark Connect)
     return current_commit(location)  # under the model's lock: this run's commit
+
+
+def _upsert(ctx: RunContext, model: Model, df: DataFrame, key: TableKey,
+            record: RefreshRecord) -> tuple[Commit | None, int | None]:
+    """The increment's rows, one per key, merged into the table on the key in one commit; the commit
+    and the rows it inserted or replaced."""
+    scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
+    try:
+        with key_faults(key):
+            stage(one_row_per_key(df, key), str(scratch / "upsert"))
+            counts = merge(ctx.spark, str(scratch / "upsert"), ctx.warehouse.data_dir(model.name), key, record)
+    finally:
+        remove_tree(scratch)
+    return current_commit(ctx.warehouse.data_dir(model.name)), counts["inserted"] + counts["updated"]
 
 
 def _register_commit(ctx: RunContext, model: Model, schema: StructType, rows: int | None,

@@ -112,7 +112,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
        "deletes one"),
     _n("models[].schema", "the output's Schema Registry subject settings (e.g. `compatibility`); no registry is used"),
     _m("models[].from", "the input of a sink or view without `sql:`"),
-    _m("models[].key", "the Kafka message key of the model's topic, and the upsert key of JDBC sinks"),
+    _m("models[].key", "the Kafka message key of the model's topic, the upsert key of sinks, and a table's key: one "
+       "row per key (the latest by event time), appended files upserted with Delta's `MERGE`"),
     _m("models[].access", "Dagster metadata; `rules.security.require_access_level` checks it"),
     _m("models[].group", "the Dagster asset group"),
     _m("models[].version", "part of the Dagster code version"),
