@@ -13,7 +13,7 @@ is made on a session of its own (same engine, separate settings) that runs nothi
 
 from __future__ import annotations
 
-import threading
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,9 +33,9 @@ from .store import Loc
 
 FAULT = "streamt-key-fault"  # raised inside Spark jobs; read back from the error by :func:`explain`
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+_RAISED = re.compile(r"USER_RAISED_EXCEPTION\]\s*" + FAULT + r":(shared|known):([^\n]*?)(?:\s+SQLSTATE\b|\n|$)")
 _SHARED = "__streamt_shared"
 _RANK = "__streamt_rank"
-_MERGE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -105,14 +105,19 @@ def one_row_per_key(df: DataFrame, key: TableKey) -> DataFrame:
     return counted.filter(F.when(F.col(_SHARED) > 1, fault).otherwise(F.lit(True))).drop(_SHARED)
 
 
-def _merge_session(spark: SparkSession) -> SparkSession:
-    """A session with its own settings on the same engine (see the module docstring)."""
-    if is_connect(spark):
-        return spark.cloneSession()  # type: ignore[attr-defined]
-    return spark.newSession()
-
-
-_SESSIONS: dict[int, SparkSession] = {}
+@contextmanager
+def _own_session(spark: SparkSession) -> Iterator[SparkSession]:
+    """A session with its own settings on the same engine (see the module docstring); a Connect clone
+    is released afterwards (its channel would otherwise keep the client process alive)."""
+    if not is_connect(spark):
+        yield spark.newSession()
+        return
+    clone = spark.cloneSession()  # type: ignore[attr-defined]
+    try:
+        yield clone
+    finally:
+        clone.client.release_session()
+        clone.client.close()
 
 
 def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record: RefreshRecord) -> dict[str, int]:
@@ -129,18 +134,11 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
         first = _q(key.columns[0])
         matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
     target = str(location).replace("`", "``")
-    text = (f"MERGE INTO delta.`{target}` AS t USING streamt_upsert AS s ON {on} {matched}"
+    text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on} {matched}"
             "WHEN NOT MATCHED THEN INSERT *")
-    with _MERGE_LOCK:  # one merge at a time sets the merge session's commit metadata
-        own = _SESSIONS.get(id(spark))
-        if own is None:
-            own = _SESSIONS[id(spark)] = _merge_session(spark)
+    with _own_session(spark) as own:
         own.conf.set(USER_METADATA, record_json(record))
-        try:
-            source = own.read.parquet(staged)
-            result = sql_over(own, text, {"streamt_upsert": source}).collect()
-        finally:
-            own.conf.unset(USER_METADATA)
+        result = sql_over(own, text, {"streamt_upsert": own.read.parquet(staged)}).collect()
     counts = result[0].asDict() if result else {}
     return {"inserted": int(counts.get("num_inserted_rows") or 0), "updated": int(counts.get("num_updated_rows") or 0)}
 
@@ -160,12 +158,10 @@ def key_faults(key: TableKey | None) -> Iterator[None]:
 def explain(exc: BaseException, key: TableKey) -> ModelRunError | None:
     """The located error for a key fault raised by :func:`one_row_per_key` or :func:`merge`; None for
     any other failure."""
-    text = str(exc)
-    at = text.find(FAULT + ":")
-    if at < 0:
+    found = _RAISED.search(str(exc))  # the raised message, not the statement's text an error may quote
+    if found is None:
         return None
-    kind, _, rest = text[at + len(FAULT) + 1:].partition(":")
-    values = rest.splitlines()[0].split(" SQLSTATE")[0].strip().rstrip(".")
+    kind, values = found.group(1), found.group(2).strip().rstrip(".")
     cols = ", ".join(key.columns)
     fix = ("declare `event_time:` on the model (its latest row per key is kept) or make the key unique "
            "(the table was not changed)")

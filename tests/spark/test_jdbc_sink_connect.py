@@ -208,3 +208,26 @@ def test_connect_upsert_into_table_without_unique_key_explains_the_fix(tmp_path:
     assert status != "success"
     assert "ALTER TABLE c_nokey ADD PRIMARY KEY (order_id)" in (error or ""), error
     assert _sql(postgres_url, "SELECT count(*) FROM c_nokey") == [(1,)], "rolled back"
+
+
+def test_connect_keyed_table_upserts_with_merge_in_its_own_session(tmp_path: Path, connect_url: str) -> None:
+    """A keyed table's MERGE runs in a cloned Connect session (its commit carries the refresh record)
+    and a key fault reaches the client as the located error."""
+    from deltalake import DeltaTable
+
+    root = _project(tmp_path, connect_url, [
+        {"name": "latest", "materialized": "table", "key": "order_id",
+         "sql": 'SELECT order_id, tier, amount FROM {{ source("raw") }}'},
+    ], {"in/a.json": _orders(range(4))})
+    _ok(_run(root))
+    (root / "in" / "b.json").write_text(_orders(range(4, 6)))
+    second = _run(root)["latest"]
+    assert second[:2] == ["success", 2], second
+    table = Path(str(ProjectPaths.from_project(load(root)).warehouse)) / "latest" / "data"
+    delta = DeltaTable(str(table))
+    assert delta.history(1)[0]["operation"] == "MERGE" and "userMetadata" in delta.history(1)[0]
+    assert sorted(r["order_id"] for r in delta.to_pyarrow_table().to_pylist()) == list(range(6))
+    (root / "in" / "c.json").write_text(_orders(range(5, 6), bump=1))  # a known key, no event time
+    failed = _run(root)["latest"]
+    assert failed[0] == "failed" and "has the key (order_id=5) of a row already in the table" in failed[2]
+    assert DeltaTable(str(table)).version() == delta.version()

@@ -129,3 +129,14 @@ def test_a_keyed_aggregation_merges_its_state_and_checks_its_key(spark: Any, tmp
     assert location is not None
     assert sorted((r["tier"], r["n"]) for r in rows(spark, location)) == [
         ("bronze", 2), ("gold", 2), ("none", 1), ("silver", 2), ("some", 1)]
+
+
+def test_only_a_raised_key_fault_is_explained_not_a_statement_that_quotes_it() -> None:
+    from dagster_streamt.spark.keyed_table import TableKey, explain
+
+    key = TableKey("m", ("a", "b"), None, "p.yml:3: ")
+    raised = explain(Exception("Caused by: SparkRuntimeException: [USER_RAISED_EXCEPTION] "
+                               "streamt-key-fault:shared:a=1, b=NULL SQLSTATE: P0001\n\tat x"), key)
+    assert raised is not None and str(raised).startswith("model m: p.yml:3: rows share the key (a, b): a=1, b=NULL,")
+    plan = "[TABLE_OR_VIEW_NOT_FOUND] ... raise_error(concat(streamt-key-fault:known:, a=), 'coalesce(...)"
+    assert explain(Exception(plan), key) is None  # another failure that merely shows the MERGE's text
