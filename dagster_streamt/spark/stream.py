@@ -85,10 +85,11 @@ class StartedStream:
 def output_mode(ctx: RunContext, model: Model) -> str:
     mode = stream_output_mode(ctx.project, model)
     if mode == "update":
-        raise ModelRunError(f"stream model {model.name}: output_mode update needs a sink that can upsert rows, and "
-                            "the warehouse stores files; use append (with a watermark for aggregations), "
-                            "complete (rewrites the whole result each run), or make the aggregation a sink "
-                            "with `key:` (its changed rows are upserted per micro-batch)", model.name)
+        raise ModelRunError(f"stream model {model.name}: output_mode update is not supported for a stream model's "
+                            "own table; use append (with a watermark for aggregations) or complete (rewrites the "
+                            "whole result each run), make it `materialized: table` (a rerun merges the new rows' "
+                            "aggregation into its stored state), or export it with a sink that has a `key:` (its "
+                            "changed rows are upserted per micro-batch)", model.name)
     return mode
 
 
