@@ -223,6 +223,7 @@ class Bench:
     as_stream: tuple[str, ...] = ()  # models run as `materialized: stream` in the streamt project copies
     baseline: str = "delta"  # the hand-written job the ratios are taken against: "delta" or "parquet"
     streamt_conf: tuple[tuple[str, str], ...] = ()  # Spark settings added to the streamt project copies
+    keys: tuple[tuple[str, str], ...] = ()  # (model, key columns): a streamt `key:` added to table models
 
     @property
     def base_name(self) -> str:
@@ -271,6 +272,10 @@ class Bench:
             block = f"  - name: {model}\n    materialized: table\n"
             assert block in text, f"streamt_project.yml has no table model {model}"
             text = text.replace(block, block.replace("materialized: table", "materialized: stream"))
+        for model, key in self.keys:
+            block = f"  - name: {model}\n    materialized: table\n"
+            assert block in text, f"streamt_project.yml has no table model {model}"
+            text = text.replace(block, block + f"    key: {json.dumps(key)}\n")
         if self.streamt_conf:
             assert "    conf: {" in text, "streamt_project.yml has no runtime.spark.conf mapping"
             extra = "".join(f"{json.dumps(k)}: {json.dumps(v)}, " for k, v in self.streamt_conf)
@@ -504,6 +509,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--streamt-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting added to streamt's project copies only (repeatable), to measure what a "
                          "setting would buy; the hand-written jobs and SDP are unchanged")
+    ap.add_argument("--key", action="append", default=[], metavar="MODEL=COLUMNS",
+                    help="give a table model of streamt's project a `key:` (repeatable; e.g. orders_clean=order_id): "
+                         "its build checks one row per key and its reruns upsert with Delta's MERGE instead of "
+                         "appending; the hand-written jobs and SDP are unchanged")
     ap.add_argument("--no-sdp", action="store_true", help="--full without Spark Declarative Pipelines")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON at the end (progress on stderr)")
     ap.add_argument("--peer-dir", type=Path, default=None, help="the peer-bench folder (default: shared/peer-bench "
@@ -529,14 +538,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf = tuple(tuple(kv.split("=", 1)) for kv in args.streamt_conf)
     if any(len(kv) != 2 for kv in conf):
         ap.error("--streamt-conf takes KEY=VALUE")
+    keys = tuple(tuple(kv.split("=", 1)) for kv in args.key)
+    if any(len(kv) != 2 for kv in keys):
+        ap.error("--key takes MODEL=COLUMNS")
     bench = Bench(peer, work, venv, log, as_stream=tuple(args.as_stream), baseline=args.baseline,
-                  streamt_conf=conf)  # type: ignore[arg-type]
+                  streamt_conf=conf, keys=keys)
+    if keys:
+        log("streamt project: " + ", ".join(f"{m} key: {k}" for m, k in keys))
     if conf:
         log("streamt project: " + ", ".join(f"{k}={v}" for k, v in conf))
     if args.as_stream:
         log(f"streamt project: {', '.join(args.as_stream)} as materialized: stream")
     report: dict[str, Any] = {"baseline": args.baseline, "orders": orders, "customers": args.customers,
                               "repeat": repeat, "as_stream": list(args.as_stream), "streamt_conf": dict(conf),
+                              "keys": dict(keys),
                               "machine": machine_note(), "malformed_lines": data.malformed}
     try:
         if full:
