@@ -63,6 +63,7 @@ def materialize_table(ctx: RunContext, model: Model, full_refresh: bool = False)
 
 def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResult:
     start = time.monotonic()
+    _clear_scratch(ctx, model)
     base = render(ctx, model, "batch")  # stable view names (no capture views): the plan and its record
     plan = incremental_plan(base.sql, [i.view for i in base.inputs], itself=model.name)
     commit = current_commit(ctx.warehouse.data_dir(model.name))
@@ -241,6 +242,16 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
     _register_commit(ctx, model, schema, size, commit)
     return _result(model, refresh, rows, size, schema, ctx.warehouse.data_dir(model.name), registered.settle(),
                    rendered.sql, start, commit.version if commit is not None else None)
+
+
+def _clear_scratch(ctx: RunContext, model: Model) -> None:
+    """Remove the scratch folders of earlier runs of the model that were killed (the caller holds the
+    model's lock, so no other run is using one)."""
+    model_dir = ctx.warehouse.model_dir(model.name)
+    if isinstance(model_dir, ObjectPath) or not model_dir.is_dir():
+        return
+    for old in model_dir.glob(".scratch-*"):
+        remove_tree(old)
 
 
 def _clear_legacy(ctx: RunContext, model: Model) -> None:

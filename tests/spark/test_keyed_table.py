@@ -65,7 +65,10 @@ def test_keyed_table_keeps_the_latest_row_per_key_and_upserts_appended_files(spa
     assert first.rows_written == 3 and first.table_rows == 3
 
     add(project, "part-2.json", SECOND)
+    killed = Warehouse.for_project(project).model_dir("customers") / ".scratch-killedrun" / "upsert"
+    killed.mkdir(parents=True)  # what a run killed between its staging and its MERGE leaves
     upserted = run(spark, project)["customers"]
+    assert not killed.parent.exists()
     assert upserted.ok, upserted.error
     assert upserted.refresh == "upsert" and "by key" in (upserted.refresh_note or "")
     expected = [(1, "gold"), (2, "silver"), (3, "gold"), (None, "some")]
