@@ -52,6 +52,11 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def _lit(text: str) -> str:
+    """``text`` as a Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _event_columns(project: Project, model: Model, inputs: Sequence[tuple[str, str]]) -> list[str]:
     """The model's own event-time column, then the ones of its inputs ((kind, name) pairs)."""
     out = [model.event_time.column] if model.event_time is not None else []
@@ -123,14 +128,15 @@ def _own_session(spark: SparkSession) -> Iterator[SparkSession]:
 def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record: RefreshRecord) -> dict[str, int]:
     """Upsert the rows written to ``staged`` (Parquet, one row per key: read by the merge's own session)
     into the Delta table at ``location`` in one commit that carries ``record``; Delta's counts of
-    inserted and updated rows. A new row whose key is already in the table replaces it when it is not older (by event
-    time); without an event time such a row fails the merge and nothing is committed."""
+    inserted and updated rows. A new row whose key is already in the table replaces it when it is not
+    older (by event time); without an event time such a row fails the merge and nothing is committed."""
     on = " AND ".join(f"t.{_q(k)} <=> s.{_q(k)}" for k in key.columns)
     if key.latest is not None:
         t, s = f"t.{_q(key.latest)}", f"s.{_q(key.latest)}"
         matched = f"WHEN MATCHED AND ({t} IS NULL OR {s} >= {t}) THEN UPDATE SET * "
     else:
-        shown = " || ', ' || ".join(f"'{k}=' || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')" for k in key.columns)
+        shown = " || ', ' || ".join(f"{_lit(k + '=')} || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')"
+                                    for k in key.columns)
         first = _q(key.columns[0])
         matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
     target = str(location).replace("`", "``")
