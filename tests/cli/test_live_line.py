@@ -7,6 +7,8 @@ import io
 import re
 import time
 
+import pytest
+
 from dagster_streamt.cli.live_line import describe, live_line
 from dagster_streamt.spark import live
 
@@ -16,7 +18,8 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_line_shows_models_in_flight_and_clears_before_output() -> None:
+def test_line_shows_models_in_flight_and_clears_before_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the line is cut to the terminal's width, which a test run may set
     out = Terminal()
     live.BOARD.start("orders_clean", "stream")
     live.BOARD.stream("orders_clean", 1200, 3)
