@@ -140,13 +140,38 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
         first = _q(key.columns[0])
         matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
     target = str(location).replace("`", "``")
-    text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on} {matched}"
-            "WHEN NOT MATCHED THEN INSERT *")
     with _own_session(spark) as own:
+        source = own.read.parquet(staged)
+        text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on}{_key_ranges(source, key)} "
+                f"{matched}WHEN NOT MATCHED THEN INSERT *")
         own.conf.set(USER_METADATA, record_json(record))
-        result = sql_over(own, text, {"streamt_upsert": own.read.parquet(staged)}).collect()
+        result = sql_over(own, text, {"streamt_upsert": source}).collect()
     counts = result[0].asDict() if result else {}
     return {"inserted": int(counts.get("num_inserted_rows") or 0), "updated": int(counts.get("num_updated_rows") or 0)}
+
+
+_RANGED = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "double", "string", "date", "timestamp")
+
+
+def _key_ranges(source: DataFrame, key: TableKey) -> str:
+    """`` AND t.k BETWEEN lo AND hi`` for each key column of an orderable type, from the new rows'
+    smallest and largest key: it changes no match (a row outside cannot equal a new key) and lets Delta
+    skip the table's files whose statistics lie outside, so new keys beyond the stored ones (ids,
+    times) are inserted without reading the table. Empty when a new key is NULL (``<=>`` matches NULL)."""
+    types = {f.name: f.dataType.simpleString() for f in source.schema.fields}
+    ranged = [k for k in key.columns if types[k].split("(")[0] in _RANGED]
+    if not ranged:
+        return ""
+    bounds = source.agg(*[F.count(F.when(F.col(_q(k)).isNull(), 1)).alias(f"n{i}") for i, k in enumerate(ranged)],
+                        *[F.min(_q(k)).cast("string").alias(f"lo{i}") for i, k in enumerate(ranged)],
+                        *[F.max(_q(k)).cast("string").alias(f"hi{i}") for i, k in enumerate(ranged)]).collect()[0]
+    parts = []
+    for i, k in enumerate(ranged):
+        if bounds[f"n{i}"] or bounds[f"lo{i}"] is None:
+            return ""
+        lo, hi = (f"CAST({_lit(bounds[f'{b}{i}'])} AS {types[k]})" for b in ("lo", "hi"))
+        parts.append(f" AND t.{_q(k)} BETWEEN {lo} AND {hi}")
+    return "".join(parts)
 
 
 @contextmanager

@@ -102,6 +102,8 @@ def test_a_shared_key_without_event_time_stops_the_run_and_changes_nothing(spark
     version = current_version(table)
     add(unique, "part-2.json", [SECOND[2]])  # a new key only: merged
     assert run(spark, unique)["customers"].refresh == "upsert"
+    metrics = DeltaTable(str(table)).history(1)[0]["operationMetrics"]  # the new key lies beyond every file's
+    assert int(metrics["numTargetFilesBeforeSkipping"]) >= 1 and int(metrics["numTargetFilesAfterSkipping"]) == 0
     assert current(spark, unique) == [(1, "gold"), (2, "bronze"), (3, "gold")]
     version = current_version(table)
     add(unique, "part-3.json", [SECOND[0]])  # a known key, and nothing says which row is the latest
