@@ -129,7 +129,9 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
     """Upsert the rows written to ``staged`` (Parquet, one row per key: read by the merge's own session)
     into the Delta table at ``location`` in one commit that carries ``record``; Delta's counts of
     inserted and updated rows. A new row whose key is already in the table replaces it when it is not
-    older (by event time); without an event time such a row fails the merge and nothing is committed."""
+    older (by event time); without an event time such a row fails the merge and nothing is committed.
+    When no stored row lies within the new keys' bounds, the rows are appended instead (same result,
+    without the MERGE's join)."""
     on = " AND ".join(f"t.{_q(k)} <=> s.{_q(k)}" for k in key.columns)
     if key.latest is not None:
         t, s = f"t.{_q(key.latest)}", f"s.{_q(key.latest)}"
@@ -142,7 +144,14 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
     target = str(location).replace("`", "``")
     with _own_session(spark) as own:
         source = own.read.parquet(staged)
-        text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on}{_key_ranges(source, key)} "
+        ranges = _key_ranges(source, key)
+        if ranges and own.sql(f"SELECT 1 FROM delta.`{target}` AS t WHERE TRUE{ranges} LIMIT 1").isEmpty():
+            # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
+            # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
+            rows = source.count()
+            source.write.format("delta").mode("append").option("userMetadata", record_json(record)).save(str(location))
+            return {"inserted": rows, "updated": 0}
+        text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on}{ranges} "
                 f"{matched}WHEN NOT MATCHED THEN INSERT *")
         own.conf.set(USER_METADATA, record_json(record))
         result = sql_over(own, text, {"streamt_upsert": source}).collect()

@@ -100,8 +100,10 @@ def test_a_shared_key_without_event_time_stops_the_run_and_changes_nothing(spark
     assert run(spark, unique)["customers"].ok
     table = Warehouse.for_project(unique).data_dir("customers")
     version = current_version(table)
-    add(unique, "part-2.json", [SECOND[2]])  # a new key only: merged
+    add(unique, "part-2.json", [SECOND[2]])  # a new key beyond the stored ones: no row can match, appended
     assert run(spark, unique)["customers"].refresh == "upsert"
+    assert DeltaTable(str(table)).history(1)[0]["operation"] == "WRITE"
+    assert current_commit(table).record.refreshes == 1  # type: ignore[union-attr]
     assert current(spark, unique) == [(1, "gold"), (2, "bronze"), (3, "gold")]
     version = current_version(table)
     add(unique, "part-3.json", [SECOND[0]])  # a known key, and nothing says which row is the latest
