@@ -218,16 +218,16 @@ def test_connect_keyed_table_upserts_with_merge_in_its_own_session(tmp_path: Pat
     root = _project(tmp_path, connect_url, [
         {"name": "latest", "materialized": "table", "key": "order_id",
          "sql": 'SELECT order_id, tier, amount FROM {{ source("raw") }}'},
-    ], {"in/a.json": _orders(range(4))})
+    ], {"in/a.json": _orders(range(0, 8, 2))})
     _ok(_run(root))
-    (root / "in" / "b.json").write_text(_orders(range(4, 6)))
+    (root / "in" / "b.json").write_text(_orders(range(1, 5, 2)))  # new keys among the stored ones: a MERGE
     second = _run(root)["latest"]
     assert second[:2] == ["success", 2], second
     table = Path(str(ProjectPaths.from_project(load(root)).warehouse)) / "latest" / "data"
     delta = DeltaTable(str(table))
     assert delta.history(1)[0]["operation"] == "MERGE" and "userMetadata" in delta.history(1)[0]
-    assert sorted(r["order_id"] for r in delta.to_pyarrow_table().to_pylist()) == list(range(6))
-    (root / "in" / "c.json").write_text(_orders(range(5, 6), bump=1))  # a known key, no event time
+    assert sorted(r["order_id"] for r in delta.to_pyarrow_table().to_pylist()) == [0, 1, 2, 3, 4, 6]
+    (root / "in" / "c.json").write_text(_orders(range(3, 4), bump=1))  # a known key, no event time
     failed = _run(root)["latest"]
-    assert failed[0] == "failed" and "has the key (order_id=5) of a row already in the table" in failed[2]
+    assert failed[0] == "failed" and "has the key (order_id=3) of a row already in the table" in failed[2]
     assert DeltaTable(str(table)).version() == delta.version()
