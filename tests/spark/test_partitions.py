@@ -152,3 +152,23 @@ def test_partition_column_must_be_an_output_column(spark: Any, tmp_project: Any)
     project = tmp_project(config, {"data/events/a.json": events()})
     result = run_scope(spark, project, ["bad"], scope(DAY, 1, 1))["bad"]
     assert result.status == "failed" and "partitioned_by column 'ts' is not one of its output columns" in result.error
+
+
+def test_a_keyed_partitioned_table_keeps_one_row_per_key_in_its_partitions(spark: Any, tmp_project: Any) -> None:
+    """A `key:` on a partitioned table: the latest row per key (by the source's event time) in the run's
+    partitions; without an event time a shared key stops the run and no partition is replaced."""
+    sql = "SELECT substr(id, 1, 1) AS day_id, ts, amount FROM {{ source('events') }}"
+    timed = {**CONFIG, "sources": [{**CONFIG["sources"][0], "event_time": {"column": "ts"}}],
+             "models": [{"name": "per_day", "materialized": "table", "partitioned_by": DAY, "key": "day_id",
+                         "sql": sql}]}
+    project = tmp_project(timed, {"data/events/a.json": events()}, name="timed")
+    result = run_scope(spark, project, ["per_day"], scope(DAY, 2, 3))["per_day"]
+    assert result.status == "success", result.error
+    assert [(r[0], r[2]) for r in table(spark, project, "per_day")] == [("2", 21), ("3", 31)]  # the 20:00 rows
+
+    untimed = {**CONFIG, "models": timed["models"]}
+    plain = tmp_project(untimed, {"data/events/a.json": events()}, name="untimed")
+    failed = run_scope(spark, plain, ["per_day"], scope(DAY, 2, 3))["per_day"]
+    assert failed.status == "failed" and "rows share the key (day_id)" in failed.error
+    assert not Warehouse.for_project(plain).data_dir("per_day").exists() or \
+        not list(Warehouse.for_project(plain).data_dir("per_day").glob("streamt_partition=*"))
