@@ -18,6 +18,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from .delta_history import commits, data_files, table_rows
+from .delta_table import USER_METADATA
 from .errors import ModelRunError
 from .input_files import hidden
 from .locks import FileLock
@@ -25,7 +26,6 @@ from .paths import ProjectPaths
 from .store import Loc, ObjectPath
 from .warehouse import Warehouse
 
-USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 DELTA_MIN_RETENTION_HOURS = 168.0  # below this Delta refuses VACUUM unless its check is off
 

@@ -24,6 +24,7 @@ from .store import Loc, ObjectPath, delta_rs_args
 
 DELTA = "delta"
 LOG = "_delta_log"
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # a commit's metadata when no writer option can
 
 
 def _log_names(path: Loc) -> list[str]:

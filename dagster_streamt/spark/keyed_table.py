@@ -22,9 +22,12 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from ..checks.sql_text import literal
 from ..spec.connectors import model_key
 from ..spec.models import Model
 from ..spec.project import Project
+from .delta_table import USER_METADATA
+from .delta_table import write as delta_write
 from .errors import ModelRunError
 from .observed_views import sql_over
 from .refresh_record import RefreshRecord, record_json
@@ -32,7 +35,6 @@ from .session import is_connect
 from .store import Loc
 
 FAULT = "streamt-key-fault"  # raised inside Spark jobs; read back from the error by :func:`explain`
-USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 _RAISED = re.compile(r"USER_RAISED_EXCEPTION\]\s*" + FAULT + r":(shared|known):([^\n]*?)(?:\s+SQLSTATE\b|\n|$)")
 _SHARED = "__streamt_shared"
 _RANK = "__streamt_rank"
@@ -50,11 +52,6 @@ class TableKey:
 
 def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _lit(text: str) -> str:
-    """``text`` as a Spark SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _event_columns(project: Project, model: Model, inputs: Sequence[tuple[str, str]]) -> list[str]:
@@ -89,13 +86,10 @@ def table_key(project: Project, model: Model, columns: list[str],
     return TableKey(model.name, key, latest, where)
 
 
-def _shown(key: TableKey, prefix: str = "") -> Any:
-    """``a=1, b=x``: the key's values of a row, for the error (``prefix``: the row's alias in SQL)."""
-    parts: list[Any] = []
-    for k in key.columns:
-        value = F.expr(f"{prefix}{_q(k)}") if prefix else F.col(_q(k))
-        parts.append(F.concat(F.lit(f"{k}="), F.coalesce(value.cast("string"), F.lit("NULL"))))
-    return F.concat_ws(", ", *parts)
+def _shown(key: TableKey) -> Any:
+    """``a=1, b=x``: the key's values of a row, for the error."""
+    return F.concat_ws(", ", *[F.concat(F.lit(f"{k}="), F.coalesce(F.col(_q(k)).cast("string"), F.lit("NULL")))
+                              for k in key.columns])
 
 
 def one_row_per_key(df: DataFrame, key: TableKey) -> DataFrame:
@@ -137,7 +131,7 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
         t, s = f"t.{_q(key.latest)}", f"s.{_q(key.latest)}"
         matched = f"WHEN MATCHED AND ({t} IS NULL OR {s} >= {t}) THEN UPDATE SET * "
     else:
-        shown = " || ', ' || ".join(f"{_lit(k + '=')} || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')"
+        shown = " || ', ' || ".join(f"{literal(k + '=')} || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')"
                                     for k in key.columns)
         first = _q(key.columns[0])
         matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
@@ -149,7 +143,7 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
             # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
             # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
             rows = source.count()
-            source.write.format("delta").mode("append").option("userMetadata", record_json(record)).save(str(location))
+            delta_write(source, location, "append", record)
             return {"inserted": rows, "updated": 0}
         text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on}{ranges} "
                 f"{matched}WHEN NOT MATCHED THEN INSERT *")
@@ -178,7 +172,7 @@ def _key_ranges(source: DataFrame, key: TableKey) -> str:
     for i, k in enumerate(ranged):
         if bounds[f"n{i}"] or bounds[f"lo{i}"] is None:
             return ""
-        lo, hi = (f"CAST({_lit(bounds[f'{b}{i}'])} AS {types[k]})" for b in ("lo", "hi"))
+        lo, hi = (f"CAST({literal(bounds[f'{b}{i}'])} AS {types[k]})" for b in ("lo", "hi"))
         parts.append(f" AND t.{_q(k)} BETWEEN {lo} AND {hi}")
     return "".join(parts)
 

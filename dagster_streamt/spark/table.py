@@ -150,7 +150,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
     rendered = render(ctx, model, "batch", whole=True)
     registered = register(ctx, rendered)
     df = ctx.observed.sql(ctx.spark, rendered.sql)
-    key = table_key(ctx.project, model, df.columns, [(i.kind, i.name) for i in base.inputs])
+    key = _key(ctx, model, base, df.columns)
     kind = plan.kind
     tables = StateTables(ctx.warehouse.model_dir(model.name))
     scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
@@ -200,7 +200,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         df = ctx.observed.sql(ctx.spark, rendered.sql)
         if not same_columns(df.schema, schema):
             return None
-        key = table_key(ctx.project, model, schema.names, [(i.kind, i.name) for i in base.inputs])
+        key = _key(ctx, model, base, schema.names)
         assert key is not None
         commit, rows = _upsert(ctx, model, df, key, _record(given, plan.kind, record.files_at_rebuild,
                                                             record.refreshes + 1))
@@ -231,7 +231,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
                 return None
             states = merged.apply(scratch)
             rows_now = final_frame(ctx, state, read_state(ctx, tables, states[STATE]), schema.names)
-            key = table_key(ctx.project, model, schema.names, [(i.kind, i.name) for i in base.inputs])
+            key = _key(ctx, model, base, schema.names)
             out, obs = counted(one_row_per_key(rows_now, key) if key else rows_now, name)
             commit = _commit(ctx, model, out, "overwrite", _record(given, plan.kind, record.files_at_rebuild,
                                                                     record.refreshes + 1, states), key)
@@ -242,6 +242,11 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
     _register_commit(ctx, model, schema, size, commit)
     return _result(model, refresh, rows, size, schema, ctx.warehouse.data_dir(model.name), registered.settle(),
                    rendered.sql, start, commit.version if commit is not None else None)
+
+
+def _key(ctx: RunContext, model: Model, base: Rendered, columns: list[str]) -> TableKey | None:
+    """The model's key checked against its output ``columns``, with the event time of it or its inputs."""
+    return table_key(ctx.project, model, columns, [(i.kind, i.name) for i in base.inputs])
 
 
 def _clear_scratch(ctx: RunContext, model: Model) -> None:
