@@ -26,7 +26,9 @@ Modes (no mode flag: ``--full``; ``--all``: the three):
   (a hand-written job has no increments: its user reruns it whole), rerun; rerun/full (goal <= 0.25) and
   rerun / hand-written. Then a rerun with no new data, and a full rebuild (``--full-refresh``), so the
   rerun is also shown against the same work (like for like). Every run is one-shot (the default);
-  ``--on-server``: the reruns go to the project's server, started after the full run.
+  ``--on-server``: the reruns go to the project's server, started after the full run. ``--in-a-row N``:
+  N +1 % reruns in a row, each after one more +1 % file (on the server: its steady state, where code is
+  compiled and the tables' logs are read), each checked against the baseline's run on the same files.
 
 Correctness, after every run: rows and sum of the amount column of each output (orders_clean,
 customer_orders, order_metrics, tier_revenue; a Delta table's current version, read with delta-rs) equal
@@ -420,10 +422,12 @@ def mode_warm(b: Bench, data: PeerData, repeat: int) -> dict[str, Any]:
             "hand_minus_warm_s": {"per_round": [round(g, 2) for g in gaps], "median": round(median(gaps), 2)}}
 
 
-def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dict[str, Any]:
+def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool, in_a_row: int = 1) -> dict[str, Any]:
     """Every run one-shot (the default); ``server``: the project's Connect server is started after the full
     run and the reruns connect to it. A hand-written job has no increments: its user reruns the whole job,
-    so each round also runs both hand-written jobs on the +1 % data (their "rerun")."""
+    so each round also runs both hand-written jobs on the +1 % data (their "rerun"). ``in_a_row`` > 1: that
+    many +1 % reruns in a row, each after one more +1 % file (a server's steady state: warm code, the
+    tables' logs already read), each checked against the baseline's run on the same files."""
     share = data.extra_orders / data.orders
     base, other = b.base_name, b.other_name
     how = ("the reruns go to the project's Spark server, started after the full run" if server
@@ -452,6 +456,15 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
             pid = start_server(project)[0] if server else None
             rerun = b.streamt(copy, project, "streamt run (+1 %)", bad, pid)
             b.show(f"round {i}", rerun)
+            for nth in range(2, in_a_row + 1):  # later hours: one more +1 % file each, the baseline rerun first
+                data.add_extra(copy, nth)
+                bad += data.extra_malformed
+                del b.reference[copy]
+                b.show(f"round {i}", b.hand(copy, b.baseline))
+                label = f"streamt run (+1 %, rerun {nth})"
+                again = b.streamt(copy, project, label, bad, pid)
+                b.show(f"round {i}", again)
+                groups.setdefault(label, []).append(again)
             noop = b.streamt(copy, project, "streamt run (no new data)", bad, pid)
             b.show(f"round {i}", noop)
             rebuilt = b.streamt(copy, project, "streamt run --full-refresh", bad, pid, rebuild=True)
@@ -470,9 +483,14 @@ def mode_incremental(b: Bench, data: PeerData, repeat: int, server: bool) -> dic
               "rerun_vs_rebuild_same_jvm": ratio(reruns, groups["streamt run --full-refresh"]),
               "noop_vs_full": ratio(noops, fulls), "noop_vs_hand": ratio(noops, hands),
               "full_vs_hand": ratio(fulls, hands)}
+    later = {k: v for k, v in groups.items() if k.startswith("streamt run (+1 %, rerun ")}
+    for label, runs in later.items():
+        ratios[f"rerun_{label.split()[-1].rstrip(')')}_vs_full"] = ratio(runs, fulls)
     b.log("\n" + indent(runner_table(groups)))
     b.log("\n" + indent(ratio_table([
         ("rerun after +1 % / streamt full run", ratios["rerun_vs_full"], "<= 0.25"),
+        *[(f"{label.removeprefix('streamt run (')[:-1]} / streamt full run", ratio(runs, fulls), "<= 0.25")
+          for label, runs in later.items()],
         (f"rerun after +1 % / {base} (rerun whole)", ratios["rerun_vs_hand"], ""),
         (f"rerun after +1 % / {other} (rerun whole)", ratios[f"rerun_vs_hand_{OTHER[b.baseline]}"], ""),
         ("rerun after +1 % / --full-refresh", ratios["rerun_vs_rebuild_same_jvm"], ""),
@@ -500,6 +518,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--as-stream", action="append", default=[], metavar="MODEL",
                     help="run MODEL as `materialized: stream` in streamt's project (repeatable; e.g. orders_clean, "
                          "so a rerun reads only new files); hand-written and SDP are unchanged")
+    ap.add_argument("--in-a-row", type=int, default=1, metavar="N",
+                    help="--incremental: N reruns in a row, each after one more +1 %% file (with --on-server: "
+                    "the server's steady state)")
     ap.add_argument("--on-server", action="store_true", help="--incremental with the reruns on the project's "
                     "Spark Connect server (`streamt server start` after the full run)")
     ap.add_argument("--baseline", choices=("delta", "parquet"), default="delta",
@@ -559,7 +580,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.warm or args.all:
             report["warm"] = mode_warm(bench, data, repeat)
         if args.incremental or args.all:
-            report["incremental"] = mode_incremental(bench, data, repeat, server=args.on_server)
+            report["incremental"] = mode_incremental(bench, data, repeat, server=args.on_server,
+                                                     in_a_row=args.in_a_row)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

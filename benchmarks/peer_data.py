@@ -80,8 +80,14 @@ class PeerData:
             self.add_extra(dest)
         return dest
 
-    def add_extra(self, dest: Path) -> None:
-        os.link(self.extra, dest / "orders" / self.extra.name)
+    def add_extra(self, dest: Path, nth: int = 1) -> None:
+        """Add the +1 % file to ``dest`` (``nth`` > 1: once more, as a copy under another name: a new
+        file of the same orders, as a later hour's file would be. Not a hard link: a link changes the
+        status time of the file already read, which a rerun then sees as rewritten)."""
+        if nth == 1:
+            os.link(self.extra, dest / "orders" / self.extra.name)
+        else:
+            shutil.copyfile(self.extra, dest / "orders" / f"{self.extra.stem}-{nth}{self.extra.suffix}")
 
 
 def _gen(peer: Path, out: Path, orders: int, customers: int, seed: int, *extra: str) -> None:
