@@ -35,9 +35,11 @@ from .source_views import source_quarantined
 from .store import Loc, ObjectPath, remove_tree
 from .table_state import (
     STATE,
+    STATE_COMPACT_EVERY,
     Merge,
     StateTables,
     build_state,
+    compacted,
     final_frame,
     read_state,
     same_columns,
@@ -229,8 +231,8 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             merged = Merge(ctx, state, tables, dict(record.states), delta)
             if not merged.fits():
                 return None
-            states = merged.apply(scratch)
-            rows_now = final_frame(ctx, state, read_state(ctx, tables, states[STATE]), schema.names)
+            states = merged.apply(compact=(record.refreshes + 1) % STATE_COMPACT_EVERY == 0)
+            rows_now = final_frame(ctx, state, compacted(state, read_state(ctx, tables, states[STATE])), schema.names)
             key = _key(ctx, model, base, schema.names)
             out, obs = counted(one_row_per_key(rows_now, key) if key else rows_now, name)
             commit = _commit(ctx, model, out, "overwrite", _record(given, plan.kind, record.files_at_rebuild,
