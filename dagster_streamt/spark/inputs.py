@@ -46,18 +46,26 @@ class Rendered:
 @dataclass(frozen=True)
 class InputStats:
     rows: int | None = None  # rows read from storage (None: unknown, e.g. streams)
-    quarantined: int = 0
+    quarantined: int = 0  # see :meth:`resolved`: quarantine counts may still be on their way
     pending: tuple[Callable[[], InputStats], ...] = ()  # known once the model's action has run
+    later: tuple[Callable[[], int], ...] = ()  # quarantined counts known once a source's quarantine query ends
 
     def __add__(self, other: InputStats) -> InputStats:
         rows = None if self.rows is None and other.rows is None else (self.rows or 0) + (other.rows or 0)
-        return InputStats(rows, self.quarantined + other.quarantined, self.pending + other.pending)
+        return InputStats(rows, self.quarantined + other.quarantined, self.pending + other.pending,
+                          self.later + other.later)
+
+    def resolved(self) -> InputStats:
+        """With the quarantine counts waited for (pending row counts left pending): call as late as
+        possible, so the model's own work overlaps its sources' quarantine queries."""
+        return InputStats(self.rows, self.quarantined + sum(part() for part in self.later), self.pending)
 
     def settle(self) -> InputStats:
         """The totals, pending parts included; call after the action that reads the inputs."""
-        total = InputStats(self.rows, self.quarantined)
-        for part in self.pending:
-            total = total + part()
+        resolved = self.resolved()
+        total = InputStats(resolved.rows, resolved.quarantined)
+        for part in resolved.pending:
+            total = total + part().resolved()
         return total
 
 

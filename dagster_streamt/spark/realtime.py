@@ -79,4 +79,4 @@ def start_real_time(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> S
     entry = RegistryEntry(name=name, kind="stream", layout="stream", format="kafka", schema_json=df.schema.json())
     fingerprint = {"schema": [list(p) for p in schema_pairs(df.schema)], "topic": topic, "real_time": True}
     return StartedStream(query, df.schema, checkpoint, fingerprint, entry, checkpoint, rendered.sql,
-                         stats.quarantined)
+                         stats.resolved().quarantined)

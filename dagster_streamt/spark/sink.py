@@ -358,8 +358,8 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
     size = rows if plan.mode == "replace" else None  # the target holds just this run's rows
     return ModelResult(model=model.name, materialized="sink", status="success", rows_written=rows,
                        table_rows=size, input_rows=stats.rows, duration_s=time.monotonic() - start,
-                       schema=schema_pairs(df.schema), location=target.location, quarantined_rows=stats.quarantined,
-                       sql=rendered.sql)
+                       schema=schema_pairs(df.schema), location=target.location,
+                       quarantined_rows=stats.resolved().quarantined, sql=rendered.sql)
 
 
 def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, full_refresh: bool,
@@ -395,4 +395,5 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
         model=name, materialized="sink", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
         location=target.location, last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
-        processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=stats.quarantined, sql=rendered.sql)
+        processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=stats.resolved().quarantined,
+        sql=rendered.sql)

@@ -1,11 +1,15 @@
 """Registering a declared source as a run's view: a stream, a batch read pinned to the run's
 snapshot of its files, or the appended files of an incremental refresh. The source's quarantine
-query (:mod:`.quarantine`) runs once per run before any model reads it."""
+query (:mod:`.quarantine`) runs once per run, in the background for batch reads: a model reads the
+source while it runs, and waits for its count only when it reports (:meth:`.InputStats.resolved`).
+Each query is exactly once on its own (its checkpoint), so which of the two commits first does not
+matter: a run killed between them leaves the other to the next run."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future
 
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
@@ -32,26 +36,26 @@ def register_source(ctx: RunContext, inp: Input) -> InputStats:
                 return 0, 0
             return run_quarantine(ctx.spark, ctx.paths, ctx.warehouse, read, ctx.run_id)
 
-        _, bad = ctx.per_run.get(("quarantine", source.name), quarantine)
+        _, bad = _started(ctx, source.name, quarantine).result()
         fmt = source.resolved_format
         files = fmt in FILE_FORMATS or (fmt == "kafka" and topic_folder(ctx.project, source.topic or "") is not None)
         watermarked(counted_stream(valid_rows(read), inp, files), inp).createOrReplaceTempView(inp.view)
         return InputStats(None, bad)
 
     read = _batch_read(ctx, inp.name)
-    bad = _quarantined(ctx, read)
+    later = _quarantine_started(ctx, read)
     if inp.files:  # an incremental refresh: the appended files only
         scan = read_source(ctx.spark, ctx.project, source, streaming=False, files=inp.files)
-        return observed_view(ctx, valid_rows(scan), inp, InputStats(quarantined=bad))
+        return observed_view(ctx, valid_rows(scan), inp, later)
     valid = valid_rows(read)
 
     def count() -> int:
         return ctx.per_run.get(("source-rows", source.name), valid.count)
 
     if inp.capture:  # the model's action reads the source whole: its rows are counted as they go by
-        return observed_view(ctx, valid, inp, InputStats(quarantined=bad), count)
+        return observed_view(ctx, valid, inp, later, count)
     valid.createOrReplaceTempView(inp.view)
-    return InputStats(count(), bad)
+    return InputStats(count()) + later
 
 
 def _batch_read(ctx: RunContext, name: str) -> SourceRead:
@@ -62,16 +66,33 @@ def _batch_read(ctx: RunContext, name: str) -> SourceRead:
                        files=snapshot.paths() if snapshot is not None else None)
 
 
-def _quarantined(ctx: RunContext, read: SourceRead) -> int:
-    """Run the source's quarantine query (once per run); the rows its quarantine table holds."""
+def _started(ctx: RunContext, name: str, query: Callable[[], Counts]) -> Future[Counts]:
+    """The source's quarantine query, started once per run in the background (whichever read asks
+    first starts it; a stream read waits for it, a batch read does not)."""
+    return ctx.per_run.get(("quarantine", name), lambda: ctx.background.start(f"quarantine-{name}", query))
+
+
+def _quarantine_started(ctx: RunContext, read: SourceRead) -> InputStats:
+    """Start the source's quarantine query; stats whose quarantined count (the rows its quarantine
+    table holds once it has ended) is known later."""
     if not read.permissive:
-        return 0
+        return InputStats()
     name = read.source.name
     source = ctx.project.sources[name]
-    ctx.per_run.get(("quarantine", name), lambda: quarantine_source(
+    query = _started(ctx, name, lambda: quarantine_source(
         ctx.spark, ctx.project, ctx.paths, ctx.warehouse, source, read, ctx.run_id,
         listing_digest(source_snapshot(ctx, source))))
-    return ctx.per_run.get(("quarantined", name), lambda: quarantined_total(ctx.spark, ctx.warehouse, name))
+
+    def total() -> int:
+        query.result()
+        return ctx.per_run.get(("quarantined", name), lambda: quarantined_total(ctx.spark, ctx.warehouse, name))
+
+    return InputStats(later=(total,))
+
+
+def _quarantined(ctx: RunContext, read: SourceRead) -> int:
+    """Run the source's quarantine query (once per run); the rows its quarantine table holds."""
+    return _quarantine_started(ctx, read).resolved().quarantined
 
 
 def source_quarantined(ctx: RunContext, name: str) -> int:

@@ -129,7 +129,8 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
     except Exception as exc:
         raise explain_failure(name, exc) from exc
     entry = RegistryEntry(name=name, kind="stream", layout=layout, format=DELTA, schema_json=df.schema.json())
-    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, data, rendered.sql, stats.quarantined)
+    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, data, rendered.sql,
+                         stats.resolved().quarantined)
 
 
 def record_stream(ctx: RunContext, started: StartedStream) -> None:

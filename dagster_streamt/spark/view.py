@@ -24,4 +24,4 @@ def materialize_view(ctx: RunContext, model: Model, full_refresh: bool = False) 
         inputs=[[i.kind, i.name] for i in rendered.inputs]))
     return ModelResult(model=model.name, materialized="view", status="success", rows_written=None,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
-                       location=None, quarantined_rows=stats.quarantined, sql=rendered.sql)
+                       location=None, quarantined_rows=stats.resolved().quarantined, sql=rendered.sql)
