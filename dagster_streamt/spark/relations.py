@@ -307,7 +307,7 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
 def register_source_view(spark: SparkSession, project: Project, name: str) -> str:
     """A source read in batch (valid rows; malformed ones go to quarantine) as the temporary view
     ``name`` (returned), e.g. for tests on sources."""
-    ensure(RunContext.create(spark, project), Input("source", name, "batch", name))
+    ensure(RunContext.create(spark, project), Input("source", name, "batch", name)).resolved()  # quarantined
     return name
 
 
