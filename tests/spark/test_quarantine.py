@@ -267,3 +267,28 @@ def test_count_only_model_and_unused_bad_column(spark: Any, tmp_project: Any) ->
     wh = Warehouse.for_project(project)
     assert rows(spark, wh.table_location("n")) == [{"n": 2}]
     assert sorted(r["order_id"] for r in rows(spark, wh.table_location("ids"))) == [1, 2]  # not 3 ("lots")
+
+
+def test_a_failed_model_still_leaves_its_source_quarantined(spark: Any, tmp_project: Any) -> None:
+    """The quarantine query runs beside the model: a model that fails while it reads does not cut it
+    short, and the run ends only after it (no query or thread left behind)."""
+    import threading
+
+    sql = 'SELECT order_id, amount FROM {{ source("orders_raw") }} WHERE assert_true(order_id < 0, \'boom\') IS NULL'
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD}, sql=sql)
+    result = run(spark, project)["orders"]
+    assert not result.ok and "boom" in (result.error or "")
+    assert sorted(r["raw_record"] for r in delta_rows(project)) == ['{"order_id": 3, "amount": "lots"}',
+                                                                    "{not json at all"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("streamt-quarantine")]
+    assert not [q for q in spark.streams.active if "quarantine" in (q.name or "")]
+
+
+def test_a_quarantine_table_of_other_columns_fails_the_model_with_the_fix(spark: Any, tmp_project: Any) -> None:
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
+    target = Warehouse.for_project(project).quarantine_dir("orders_raw")
+    spark.createDataFrame([(1,)], "other bigint").write.format("delta").save(str(target))
+    result = run(spark, project)["orders"]
+    assert not result.ok
+    assert "has columns other than" in (result.error or "") and "move it away" in (result.error or "")
+    assert "Traceback" not in (result.error or "")
