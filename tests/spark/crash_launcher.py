@@ -5,7 +5,7 @@ this as the ``streamt`` process and ``kill -9``s its process group once ``MARKER
 The pause is injected here, from the test side, by wrapping the product function that runs next at
 that point (the product itself has no hook); then the real command line runs.
 
-Points: ``state-merged`` (an aggregation table's state has taken the appended rows in its ``MERGE``
+Points: ``state-merged`` (an aggregation table's state has taken the appended rows in its append
 commit; the table's own commit, which records that state version, is not written yet:
 ``table_state.Merge.apply``), ``export-swap`` (a file export version is complete, the path not yet swapped:
 ``FileExport._swap``), ``jdbc-commit`` (a JDBC sink's transaction has run the statements that publish,
@@ -42,8 +42,8 @@ def install(point: str, folder: Path) -> None:
     if point == "state-merged":
         apply = table_state.Merge.apply
 
-        def merged(self: table_state.Merge, scratch: Path) -> dict[str, int]:
-            versions = apply(self, scratch)
+        def merged(self: table_state.Merge, compact: bool) -> dict[str, int]:
+            versions = apply(self, compact)
             pause(folder, point)
             return versions
 
