@@ -1,8 +1,8 @@
 """The files an input consists of right now, so a table knows which of them it has already read.
 
 A *snapshot* maps each data file of an input to its :func:`fingerprint`. Sources
-are keyed by absolute path; a stored table by the path inside its version folder, which a new
-version that only appends keeps (its old files are hard links: same name, inode, size and time). Comparing
+are keyed by absolute path; a stored table by its data files' paths inside the Delta table, which
+an append keeps (Delta never rewrites a data file: see :func:`.delta_table.snapshot`). Comparing
 the snapshot a table recorded with today's tells what happened since: nothing, files appended, or
 something rewritten (a file changed or gone), which only a full recompute can follow.
 
