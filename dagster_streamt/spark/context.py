@@ -1,13 +1,13 @@
 """Everything one run shares: session, project, paths, and memos so that each input is registered
 once per session and each source's quarantine work happens once per run, even across threads; and
-the work a run does in the background (:class:`Background`), which it waits for before it ends."""
+the pool of the work a run does in the background, which it waits for before it ends."""
 
 from __future__ import annotations
 
 import threading
 import uuid
 from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future, wait
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -49,38 +49,6 @@ class Memo:
             return self._values[key]  # type: ignore[return-value]
 
 
-class Background:
-    """Work started in a thread of its own while the models go on; its result is a future.
-    Why: a source's quarantine query reads the new files as the model that reads them does; the
-    model needs its count only when it reports, so the two run side by side instead of one after
-    the other. A run waits for every one before it ends (:meth:`wait`)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._futures: list[Future[object]] = []
-
-    def start(self, name: str, work: Callable[[], T]) -> Future[T]:
-        future: Future[T] = Future()
-
-        def body() -> None:
-            future.set_running_or_notify_cancel()
-            try:
-                future.set_result(work())
-            except BaseException as exc:  # the caller of result() sees it, with its traceback
-                future.set_exception(exc)
-
-        with self._lock:
-            self._futures.append(future)  # type: ignore[arg-type]
-        threading.Thread(target=body, name=f"streamt-{name}", daemon=True).start()
-        return future
-
-    def wait(self) -> None:
-        """Until every started piece of work has ended (their errors stay with their futures)."""
-        with self._lock:
-            futures = list(self._futures)
-        wait(futures)
-
-
 @dataclass
 class RunContext:
     spark: SparkSession
@@ -93,7 +61,10 @@ class RunContext:
     per_session: Memo = field(default_factory=Memo)  # temporary views registered in `spark`
     partition: PartitionScope | None = None  # the partitions this run writes (partitioned models only)
     observed: ObservedViews = field(default_factory=ObservedViews)  # views whose reads are observed
-    background: Background = field(default_factory=Background)  # shared by every model of the run
+    # work beside the models (a source's quarantine query: a model needs its count only when it reports);
+    # the runner leaves the run only once it has ended (shutdown on leaving its `with`)
+    background: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(thread_name_prefix="streamt-background"))
 
     @classmethod
     def create(cls, spark: SparkSession, project: Project) -> RunContext:

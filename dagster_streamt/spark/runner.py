@@ -82,16 +82,9 @@ def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: 
     ups = {name: upstream.get(name, set()) & selected for name in order}
     finished: set[str] = set()
     waiting = list(order)
-    try:
-        yield from _schedule(ctx, order, ups, finished, waiting, full_refresh, blocked, gates)
-    finally:
-        ctx.background.wait()  # a quarantine query a failed model never waited for
-
-
-def _schedule(ctx: RunContext, order: list[str], ups: dict[str, set[str]], finished: set[str], waiting: list[str],
-              full_refresh: frozenset[str], blocked: dict[str, str], gates: frozenset[str] | None
-              ) -> Iterator[ModelResult]:
-    with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, len(order))), thread_name_prefix="streamt") as pool:
+    # leaving: the models' pool first, then the background work (a quarantine query a failed model never waited for)
+    with ctx.background, ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL, len(order))),
+                                            thread_name_prefix="streamt") as pool:
         running: dict[Future[ModelResult], str] = {}
 
         def start_ready() -> Iterator[ModelResult]:

@@ -69,7 +69,7 @@ def _batch_read(ctx: RunContext, name: str) -> SourceRead:
 def _started(ctx: RunContext, name: str, query: Callable[[], Counts]) -> Future[Counts]:
     """The source's quarantine query, started once per run in the background (whichever read asks
     first starts it; a stream read waits for it, a batch read does not)."""
-    return ctx.per_run.get(("quarantine", name), lambda: ctx.background.start(f"quarantine-{name}", query))
+    return ctx.per_run.get(("quarantine", name), lambda: ctx.background.submit(query))
 
 
 def _quarantine_started(ctx: RunContext, read: SourceRead) -> InputStats:

@@ -201,8 +201,9 @@ class Merge:
         _save(new, self.tables.set, "append")
         return new
 
-    def _changes(self, new_pairs: DataFrame | None) -> DataFrame:
-        """One row per group the delta touches: its values merged, and the tallies of its new pairs."""
+    def _changes(self) -> DataFrame:
+        """One row per group the delta touches: its values merged, and the tallies of its new pairs
+        (added to the set first)."""
         state, old = self.state, self.old
         if not state.distinct:
             return groups(state, self.delta)
@@ -213,14 +214,9 @@ class Merge:
 
         values = _per_group(state, self.delta, [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values])
         nulls = [typed_null(t.name) for t in state.tallies]
-        parts = [values.select(*keys, *[_q(v.name) for v in state.values], *nulls)]
-        if new_pairs is not None:
-            parts.append(_per_group(state, new_pairs, _tally_exprs(state)).select(
-                *keys, *[typed_null(v.name) for v in state.values], *[_q(t.name) for t in state.tallies]))
-        both = reduce(lambda a, b: a.unionByName(b), parts)
-        aggs = [MERGES[v.merge](_q(v.name)).alias(v.name) for v in state.values]
-        aggs += [F.sum(_q(t.name)).alias(t.name) for t in state.tallies]
-        return both.groupBy(*keys).agg(*aggs) if keys else both.agg(*aggs)
+        tallies = _per_group(state, self._new_pairs(), _tally_exprs(state)).select(
+            *keys, *[typed_null(v.name) for v in state.values], *[_q(t.name) for t in state.tallies])
+        return compacted(state, values.select(*keys, *[_q(v.name) for v in state.values], *nulls).unionByName(tallies))
 
     def apply(self, compact: bool) -> dict[str, int]:
         """Extend the set (first: the tallies need its new pairs), then commit the changed groups: one
@@ -229,7 +225,7 @@ class Merge:
         changed group lives in, which for a state spread by hash is all of them, and its join to find
         those files cost 10-20 s on the peer pipeline). The tables' new versions."""
         state, old = self.state, self.old
-        changes = self._changes(self._new_pairs() if state.distinct else None)
+        changes = self._changes()
         changes = changes.select(*[F.col(_ident(c)).cast(old.schema[c].dataType).alias(c) for c in old.columns])
         if compact:
             _save(compacted(state, old.unionByName(changes)), self.tables.state, "overwrite")

@@ -280,7 +280,7 @@ def test_a_failed_model_still_leaves_its_source_quarantined(spark: Any, tmp_proj
     assert not result.ok and "boom" in (result.error or "")
     assert sorted(r["raw_record"] for r in delta_rows(project)) == ['{"order_id": 3, "amount": "lots"}',
                                                                     "{not json at all"]
-    assert not [t for t in threading.enumerate() if t.name.startswith("streamt-quarantine")]
+    assert not [t for t in threading.enumerate() if t.name.startswith("streamt-background")]
     assert not [q for q in spark.streams.active if "quarantine" in (q.name or "")]
 
 
