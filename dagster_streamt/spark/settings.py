@@ -91,8 +91,11 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         # Spark's default of 200 shuffle partitions makes tiny local jobs slow.
         conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * cores))
         # Delta rebuilds a table's state from its log in 50 partitions by default: on a few local cores
-        # that is most of a small table's read or commit (measured 3x slower for 100-row appends)
-        conf["spark.databricks.delta.snapshotPartitions"] = str(max(1, cores))
+        # that is most of a small table's read or commit (measured 3x slower for 100-row appends). One:
+        # each task generates the code of Delta's log actions anew (most of a warm server's CPU), and a
+        # local table's log is small (steady +1 % reruns 0.89x the wall, 0.87x the server CPU of one
+        # task per core: benchmarks/bench_steady_ab.py)
+        conf["spark.databricks.delta.snapshotPartitions"] = "1"
         conf["spark.driver.memory"] = local_driver_memory()  # the driver is the whole engine: see local_memory
         # Delta's VACUUM lists a table's folder in a job of this many tasks (Spark's default: 10,000):
         # measured 18-30 s for a small table's VACUUM locally, 2.4-4 s with as many as cores
