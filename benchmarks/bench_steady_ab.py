@@ -113,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--peer-dir", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.rounds < 1 or args.warm < 0:
+        parser.error("--rounds must be at least 1 and --warm at least 0")
 
     peer = peer_dir(args.peer_dir)
     data = cached_data(peer, args.orders, args.customers, args.seed)
@@ -144,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 stop_server(side.project)
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base.tree)],
                        capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)  # the projects' tables: gigabytes
     print("\n  side   median wall s  server CPU s  streamt CPU s  full run s  rerun/full")
     for side in sides:
         print(f"  {side.name:5} {median(side.walls):14.1f} {median(side.server_cpu):13.1f} "
@@ -152,7 +155,6 @@ def main(argv: list[str] | None = None) -> int:
           f"{median(this.server_cpu) / median(base.server_cpu):.2f}, streamt CPU "
           f"{median(this.client_cpu) / median(base.client_cpu):.2f} (medians of {args.rounds} rounds)")
     print("  every round: both sides' tables hold the same rows and sums")
-    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
