@@ -28,6 +28,7 @@ DELTA_KEYS = ("spark.sql.extensions", "spark.sql.catalog.spark_catalog")
 def child(delta: bool, folder: str) -> None:
     """One measurement: session start, first job, first table write."""
     from dagster_streamt.spark.delta_jars import delta_jars
+
     from dagster_streamt.spark.session import _embedded
     from dagster_streamt.spark.settings import SparkSettings, session_conf
     from dagster_streamt.spec.loader import load_project

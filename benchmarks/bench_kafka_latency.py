@@ -103,9 +103,8 @@ def write_project(root: Path, servers: str, topic: str, out: str, real_time: boo
 
 # -- hand-written PySpark jobs (run as `python bench_kafka_latency.py handwritten ...`) -----------------
 def _session(name: str) -> Any:
-    from pyspark.sql import SparkSession
-
     from dagster_streamt.kafka.jars import with_connector_jars
+    from pyspark.sql import SparkSession
 
     conf = with_connector_jars({"spark.master": "local[*]", "spark.ui.enabled": "false",
                                 "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"})

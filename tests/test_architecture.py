@@ -31,6 +31,8 @@ FORBIDDEN = {
     "spark": {"api", "dagster", "cli", "docs_site", "validation"},
     "openlineage": {"dagster", "cli", "docs_site"},
     "dagster": {"cli"},
+    "jars": {"api", "spec", "compile", "graph", "sql", "lineage", "checks", "validation", "spark", "dagster", "cli",
+             "openlineage", "docs_site", "kafka"},
 }
 # third-party engines a room must not import (the lineage CLI and validation stay fast without them)
 NO_ENGINES = {
@@ -42,6 +44,7 @@ NO_ENGINES = {
     "compile": {"pyspark", "dagster"},
     "sql": {"pyspark", "dagster"},
     "spark": {"dagster"},
+    "jars": {"dagster", "sqlglot", "pydantic"},  # pyspark only to resolve, lazily: a cached set needs no import
 }
 
 

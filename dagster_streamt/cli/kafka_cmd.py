@@ -12,7 +12,7 @@ from .common import guarded
 
 @click.group("kafka")
 def kafka() -> None:
-    """A local Kafka broker (no Docker): Kafka's own jars, cached by scripts/setup.sh."""
+    """A local Kafka broker (no Docker): Kafka's own jars, fetched once (`streamt jars fetch broker`)."""
 
 
 @kafka.command("start")
@@ -28,13 +28,13 @@ def start(directory: str, port: int, auto_create_topics: bool) -> None:
     """Run a single-node Kafka broker (KRaft, loopback only) in the foreground until Ctrl-C.
 
     Point a project at it with runtime.kafka.bootstrap_servers: the address it prints."""
+    from ..jars.sets import JarsUnavailable
     from ..kafka.broker import KafkaBrokerError, start_broker
-    from ..kafka.jars import KafkaJarsMissing
 
     click.echo(f"starting a Kafka broker in {directory} ...")
     try:
         broker = start_broker(directory, port, auto_create_topics=auto_create_topics)
-    except (KafkaJarsMissing, KafkaBrokerError) as exc:  # a setup gap, not a bug: the message says the fix
+    except (JarsUnavailable, KafkaBrokerError) as exc:  # a setup gap, not a bug: the message says the fix
         raise click.ClickException(str(exc)) from None
     signal.signal(signal.SIGTERM, _interrupt)
     click.echo(f"Kafka broker up at {broker.bootstrap_servers} ({broker.started_in:.1f} s; log in "

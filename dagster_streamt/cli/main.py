@@ -14,6 +14,8 @@ from .. import __version__
 from .backfill_cmd import backfill
 from .compile_cmd import compile_
 from .docs_cmd import docs
+from .init_cmd import init
+from .jars_cmd import jars
 from .kafka_cmd import kafka
 from .lineage_cmd import lineage
 from .restore_cmd import restore
@@ -31,6 +33,7 @@ def cli() -> None:
     """dagster-streamt: declarative SQL pipelines on Spark, orchestrated by Dagster."""
 
 
+cli.add_command(init)
 cli.add_command(validate)
 cli.add_command(compile_)
 cli.add_command(lineage)
@@ -41,6 +44,7 @@ cli.add_command(test)
 cli.add_command(server)
 cli.add_command(docs)
 cli.add_command(kafka)
+cli.add_command(jars)
 cli.add_command(restore)
 cli.add_command(vacuum)
 

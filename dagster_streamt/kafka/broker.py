@@ -1,7 +1,7 @@
 """A real single-node Kafka broker without Docker, for local runs (``streamt kafka start``) and tests.
 
-One JVM runs Kafka's broker and KRaft controller (``process.roles=broker,controller``) from the jars
-``scripts/setup.sh`` caches (:mod:`.jars`), on loopback only, with its data, config and log in one
+One JVM runs Kafka's broker and KRaft controller (``process.roles=broker,controller``) from Kafka's own
+jars, resolved once by Spark's Ivy and cached (:mod:`..jars`), on loopback only, with its data, config and log in one
 folder. A folder is formatted once (``kafka.tools.StorageTool format``); starting again on it keeps its
 topics. Internal topics have replication 1 (there is one broker) and topics are not created by a first
 write unless asked: a typo in a topic name should fail, not make a new topic.
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.processes import pid_alive as _pid_alive
-from .jars import KAFKA_VERSION, broker_classpath
+from ..jars import sets
+from ..jars.fetch import jars_for, policy
+from ..jars.sets import KAFKA_VERSION
 
 HOST = "127.0.0.1"
 HEAP = "512m"
@@ -200,6 +202,14 @@ def _format(java: str, classpath: str, directory: Path, config: Path) -> None:
         raise KafkaBrokerError(f"formatting the broker's folder {directory} failed: {' '.join(detail)}")
 
 
+def broker_classpath(kafka_version: str = KAFKA_VERSION) -> str:
+    """Every jar a Kafka broker runs with (``kafka.Kafka``, ``kafka.tools.StorageTool``), as ``java -cp``
+    takes them; resolved on first use unless the jar policy (``STREAMT_JARS``) is ``cache``."""
+    mode = policy()
+    jars = jars_for(sets.broker(kafka_version), "cache" if mode == "provided" else mode)
+    return os.pathsep.join(str(j) for j in jars)
+
+
 def start_broker(directory: Path | str, port: int = 0, *, kafka_version: str = KAFKA_VERSION,
                  auto_create_topics: bool = False, heap: str = HEAP,
                  timeout: float = START_TIMEOUT) -> KafkaBroker:
@@ -213,7 +223,7 @@ def start_broker(directory: Path | str, port: int = 0, *, kafka_version: str = K
     directory = Path(directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     _check_not_in_use(directory)
-    classpath, java = broker_classpath(kafka_version), _java()
+    classpath, java = broker_classpath(kafka_version), _java()  # raises JarsUnavailable with the fix
     port = port or free_port()
     if port_open(port):
         raise KafkaBrokerError(f"port {port} on {HOST} is already in use (another broker?); pick another "

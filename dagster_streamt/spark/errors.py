@@ -9,16 +9,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pyspark
-
+from ..jars import sets
 from .store import ObjectPath
 
-# Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint.
-_SPARK_VERSION = pyspark.__version__
+# Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint (from jars.sets).
 PACKAGE_HINTS: dict[str, str] = {
-    "kafka": f"org.apache.spark:spark-sql-kafka-0-10_2.13:{_SPARK_VERSION}",
-    "avro": f"org.apache.spark:spark-avro_2.13:{_SPARK_VERSION}",
-    "delta": "io.delta:delta-spark_4.2_2.13:4.4.0 (`bash scripts/setup.sh` caches it)",
+    "kafka": sets.kafka().packages[0],
+    "avro": sets.kafka().packages[1],
+    "delta": f"{sets.delta().packages[0]} (`streamt jars fetch delta` caches it)",
 }
 _NOISE = re.compile(
     r"^(An error occurred while calling|JVM stacktrace:|Traceback|\tat |at |=== Streaming Query ===|py4j\.)"
@@ -106,8 +104,9 @@ def missing_format_hint(fmt: str) -> str:
     package = PACKAGE_HINTS.get(fmt, "<the connector's Maven coordinates>")
     if fmt in ("kafka", "avro"):
         return (f"Spark has no data source for format {fmt!r} on its classpath: a project with "
-                "runtime.kafka.bootstrap_servers gets Spark's Kafka and Avro connectors from the jar cache that "
-                f"`bash scripts/setup.sh` fills (or add `spark.jars.packages: \"{package}\"` to runtime.spark.conf)")
+                "runtime.kafka.bootstrap_servers gets Spark's Kafka and Avro connectors (`streamt jars fetch kafka`) "
+                f"unless runtime.spark.jars is `provided` (or add `spark.jars.packages: \"{package}\"` to "
+                "runtime.spark.conf)")
     return (f"Spark has no data source for format {fmt!r} on its classpath; add it to "
             f"runtime.spark.conf in stream_project.yml, e.g. `spark.jars.packages: \"{package}\"` "
             "(or `spark.jars:` with a local jar path), then start a new session")

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..jars.sets import JarsUnavailable
 from ..spec.models import ConnectServer
 from ..spec.project import Project
-from ..spec.topics import uses_kafka_broker
-from .delta_jars import DeltaJarsMissing, uses_delta, with_delta
 from .local_memory import NO_UI_RETENTION, local_driver_memory
-from .object_store_jars import ObjectStoreJarsMissing, uses_s3a, with_s3
 from .paths import ProjectPaths
+from .session_jars import session_jars
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 
@@ -104,29 +103,9 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
     if conf.get("spark.ui.enabled") == "false":  # records only a UI reads: short, unless the project says
         for key, value in NO_UI_RETENTION.items():
             conf.setdefault(key, value)
-    if uses_kafka_broker(project):  # Spark's Kafka connector, from the jar cache scripts/setup.sh fills
-        from ..kafka.jars import KafkaJarsMissing, with_connector_jars
+    try:  # Delta Lake's (and where used Kafka's, S3A's) jars, resolved once and cached: see session_jars
+        return session_jars(project, conf)
+    except JarsUnavailable as exc:
+        from .errors import SparkSetupError
 
-        try:
-            conf = with_connector_jars(conf)
-        except KafkaJarsMissing as exc:
-            from .errors import SparkSetupError
-
-            raise SparkSetupError(str(exc)) from None
-    if uses_s3a(project):  # Hadoop's S3A connector, from the same jar cache
-        try:
-            conf = with_s3(conf)
-        except ObjectStoreJarsMissing as exc:
-            from .errors import SparkSetupError
-
-            raise SparkSetupError(str(exc)) from None
-    # Delta Lake's jars, extension and catalog, from the same jar cache: in every session (one session may
-    # serve several projects, and a view may come to read a Delta table), required when the project stores one
-    try:
-        conf = with_delta(conf)
-    except DeltaJarsMissing as exc:
-        if uses_delta(project):
-            from .errors import SparkSetupError
-
-            raise SparkSetupError(str(exc)) from None
-    return conf
+        raise SparkSetupError(str(exc)) from None

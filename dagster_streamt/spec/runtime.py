@@ -54,6 +54,15 @@ class DeltaRuntime(Strict):
 
 
 class SparkRuntime(Strict):
+    """``runtime.spark``: where and how models run on Spark.
+
+    ``jars``: where the jars pyspark does not bundle come from (Delta Lake; Spark's Kafka and Avro
+    connectors and Hadoop's S3A connector when the project uses them): ``fetch`` (default) resolves a
+    missing set once with Spark's Ivy (``spark.jars.packages``) and caches it, ``cache`` never downloads
+    (fill the cache with ``streamt jars fetch`` elsewhere), ``provided`` adds none because the platform
+    ships them (Databricks, EMR, Glue, a cluster image). The ``STREAMT_JARS`` variable overrides it.
+    """
+
     master: str = "local[2]"
     remote: str | None = None
     app_name: str | None = None
@@ -67,6 +76,7 @@ class SparkRuntime(Strict):
     # no longer has an effect (the parsed-source cache is gone); still accepted so projects that set it load
     parsed_cache_mb: float = Field(default=64.0, ge=0)
     delta: DeltaRuntime = Field(default_factory=DeltaRuntime)
+    jars: Literal["fetch", "cache", "provided"] | None = None
 
     @field_validator("conf", mode="before")
     @classmethod

@@ -174,7 +174,7 @@ def test_the_readme_is_short_and_its_two_commands_are_what_ci_runs() -> None:
     assert len(readme.splitlines()) <= 200
     run = "bash scripts/setup.sh && python3 project/generate.py && streamt run -p project && " \
           "streamt lineage -p project -m orders_clean --downstream"
-    test = "bash scripts/setup.sh && python3 -m ruff check . && python3 -m mypy && python3 -m pytest"
+    test = "bash scripts/setup-dev.sh && python3 -m ruff check . && python3 -m mypy && python3 -m pytest"
     blocks = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
     assert blocks[:2] == [run, test]
     assert test in (REPO / ".ci" / "run").read_text(encoding="utf-8")

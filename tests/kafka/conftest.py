@@ -1,5 +1,5 @@
-"""One real Kafka broker for the whole test session (a start costs about 5 s), from the jars
-scripts/setup.sh caches; the tests that need it skip, saying how to get them, when they are missing."""
+"""One real Kafka broker for the whole test session (a start costs about 5 s), from Kafka's jars
+(`streamt jars fetch broker`); the tests that need it skip, saying how to get them, when they cannot be had."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from dagster_streamt.kafka.broker import KafkaBroker, start_broker
-from dagster_streamt.kafka.jars import KafkaJarsMissing, broker_classpath
+from dagster_streamt.jars.sets import JarsUnavailable
+from dagster_streamt.kafka.broker import KafkaBroker, broker_classpath, start_broker
 
 
 @pytest.fixture(scope="session")
@@ -16,8 +16,8 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
     """A single-node KRaft broker on a free loopback port in a temporary folder, stopped at the end."""
     try:
         broker_classpath()
-    except KafkaJarsMissing as exc:
-        pytest.skip(f"no Kafka broker jars; run `bash scripts/setup.sh` to fetch them ({exc})")
+    except JarsUnavailable as exc:
+        pytest.skip(f"no Kafka broker jars; `streamt jars fetch broker` fetches them ({exc})")
     broker = start_broker(tmp_path_factory.mktemp("kafka"))
     try:
         yield broker

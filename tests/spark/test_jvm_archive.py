@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.kafka.jars import cache_dir as jar_cache_dir
+from dagster_streamt.jars import sets
+from dagster_streamt.jars.fetch import cache_dir as jar_cache_dir
+from dagster_streamt.jars.fetch import jars_for
 from dagster_streamt.spark import jvm_archive
-from dagster_streamt.spark.delta_jars import with_delta
 from dagster_streamt.spark.java import find_java
 from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_archive
 from dagster_streamt.spark.local_memory import local_driver_memory
+from dagster_streamt.spark.session_jars import with_delta_conf, with_jars
 
 from ..conftest import write_project
 from ..spark.helpers import jsonl
@@ -127,7 +129,7 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
         assert java is not None
         # The runs' key: Delta's jars are on every session's classpath, and a local session's heap size
         # (compressed pointers depend on it, so the archive does too)
-        conf = with_delta({"spark.driver.memory": local_driver_memory()})
+        conf = with_delta_conf(with_jars({"spark.driver.memory": local_driver_memory()}, jars_for(sets.delta())))
 
         def starts(options: str) -> bool:
             proc = subprocess.run([str(java), *options.split(), "-XX:-CreateCoredumpOnCrash", "-version"],

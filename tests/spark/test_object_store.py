@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from dagster_streamt.spark.object_store_jars import ObjectStoreJarsMissing, s3_jars
+from dagster_streamt.jars import sets
+from dagster_streamt.jars.fetch import jars_for
+from dagster_streamt.jars.sets import JarsUnavailable
 from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args
 
 from ..helpers import write_project
@@ -36,8 +38,8 @@ def endpoint() -> Iterator[str]:
     """A moto S3 server on loopback with one bucket."""
     pytest.importorskip("moto.server")
     try:
-        s3_jars()
-    except ObjectStoreJarsMissing as exc:
+        jars_for(sets.s3())
+    except JarsUnavailable as exc:
         pytest.skip(str(exc))
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],

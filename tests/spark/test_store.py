@@ -57,7 +57,8 @@ def test_a_location_is_an_object_store_uri_or_a_path_relative_to_the_project(tmp
 def test_sessions_get_the_s3a_jars_only_when_the_project_names_s3a(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster_streamt.api import load
-    from dagster_streamt.spark.object_store_jars import ObjectStoreJarsMissing, uses_s3a, with_s3
+    from dagster_streamt.jars.sets import JarsUnavailable
+    from dagster_streamt.spark.session_jars import needed_sets, session_jars, uses_s3a
 
     from ..helpers import write_project
 
@@ -65,11 +66,13 @@ def test_sessions_get_the_s3a_jars_only_when_the_project_names_s3a(tmp_path: Pat
     remote = load(write_project(tmp_path / "b", {"stream_project.yml": (
         "project: {name: b}\nruntime: {spark: {warehouse: 's3a://lake/b'}}\n")}), use_cache=False).project
     assert (uses_s3a(local), uses_s3a(remote)) == (False, True)
-    assert with_s3({"spark.jars.packages": "org.apache.hadoop:hadoop-aws:3.5.0"}) == \
-        {"spark.jars.packages": "org.apache.hadoop:hadoop-aws:3.5.0"}  # the project brings its own: kept
+    assert [s.key for s in needed_sets(local)] == ["delta"] and [s.key for s in needed_sets(remote)] == ["delta", "s3"]
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
-    with pytest.raises(ObjectStoreJarsMissing, match=r"hadoop-aws .*`bash scripts/setup.sh`"):
-        with_s3({"spark.jars": "/x.jar"})
+    monkeypatch.setenv("STREAMT_JARS", "cache")
+    own = {"spark.jars.packages": "org.apache.hadoop:hadoop-aws:3.5.0,io.delta:delta-spark_4.2_2.13:4.4.0"}
+    assert session_jars(remote, own)["spark.jars.packages"] == own["spark.jars.packages"]  # the project's own: kept
+    with pytest.raises(JarsUnavailable, match=r"hadoop-aws .*`streamt jars fetch s3`"):
+        session_jars(remote, {"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.4.0"})
 
 
 def test_the_read_line_of_a_table_in_a_bucket_names_delta_rs_scheme_and_no_secret() -> None:
