@@ -27,8 +27,8 @@ DELTA_KEYS = ("spark.sql.extensions", "spark.sql.catalog.spark_catalog")
 
 def child(delta: bool, folder: str) -> None:
     """One measurement: session start, first job, first table write."""
-    from dagster_streamt.spark.delta_jars import delta_jars
-
+    from dagster_streamt.jars import sets
+    from dagster_streamt.jars.fetch import jars_for
     from dagster_streamt.spark.session import _embedded
     from dagster_streamt.spark.settings import SparkSettings, session_conf
     from dagster_streamt.spec.loader import load_project
@@ -38,7 +38,7 @@ def child(delta: bool, folder: str) -> None:
     settings = SparkSettings.from_project(project, master="local[2]")
     conf = session_conf(project, settings)
     if not delta:
-        ours = {str(j) for j in delta_jars()}
+        ours = {str(j) for j in jars_for(sets.delta())}
         jars = [j for j in conf.get("spark.jars", "").split(",") if j and j not in ours]
         conf = {k: v for k, v in conf.items() if k not in (*DELTA_KEYS, "spark.jars")}
         if jars:

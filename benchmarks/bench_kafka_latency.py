@@ -103,11 +103,14 @@ def write_project(root: Path, servers: str, topic: str, out: str, real_time: boo
 
 # -- hand-written PySpark jobs (run as `python bench_kafka_latency.py handwritten ...`) -----------------
 def _session(name: str) -> Any:
-    from dagster_streamt.kafka.jars import with_connector_jars
     from pyspark.sql import SparkSession
 
-    conf = with_connector_jars({"spark.master": "local[*]", "spark.ui.enabled": "false",
-                                "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"})
+    from dagster_streamt.jars import sets
+    from dagster_streamt.jars.fetch import jars_for
+    from dagster_streamt.spark.session_jars import with_jars
+
+    conf = with_jars({"spark.master": "local[*]", "spark.ui.enabled": "false",
+                      "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"}, jars_for(sets.kafka()))
     builder = SparkSession.builder.appName(name)
     for k, v in conf.items():
         builder = builder.config(k, v)

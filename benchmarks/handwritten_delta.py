@@ -6,10 +6,10 @@ are Delta tables (issue 25).
 
 One SparkSession (local[2]), explicit JSON schemas, the same SQL text, the four outputs written as Delta
 tables under OUT; each downstream step reads its input back from the Delta table the step before wrote.
-Delta's jars come from the jar cache that ``scripts/setup.sh`` fills (``~/.cache/dagster-streamt/jars/
-delta-<delta>-spark-<spark>/``, as ``dagster_streamt/spark/delta_jars.py`` reads it: no Ivy resolution,
-no network) with Delta's two session settings. Nothing of dagster_streamt is imported, so the process
-pays only what a user's script pays.
+Delta's jars come from the jar cache ``streamt jars fetch delta`` fills (``~/.cache/dagster-streamt/jars/
+delta-<delta>-spark-<spark>/``, as ``dagster_streamt/jars`` reads it: no Ivy resolution at each start, no
+network, as a tuned user's job would pass ``spark.jars``) with Delta's two session settings. Nothing of
+dagster_streamt is imported, so the process pays only what a user's script pays.
 
 Usage: python handwritten_delta.py --data DIR --out DIR [--shuffle-partitions 4] [--master local[2]]
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-DELTA_VERSION = "4.4.0"  # keep in step with dagster_streamt/spark/delta_jars.py
+DELTA_VERSION = "4.4.0"  # keep in step with dagster_streamt/jars/sets.py
 EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
@@ -64,8 +64,7 @@ def delta_jars() -> list[str]:
     folder = base / f"delta-{DELTA_VERSION}-spark-{version('pyspark')}"
     jars = sorted(str(p) for p in folder.glob("*.jar")) if (folder / ".complete").is_file() else []
     if not jars:
-        raise SystemExit(f"Delta Lake {DELTA_VERSION}'s jars are not in {folder}: run `bash scripts/setup.sh` "
-                         "(or `bash scripts/delta_jars.sh`) in the dagster-streamt checkout")
+        raise SystemExit(f"Delta Lake {DELTA_VERSION}'s jars are not in {folder}: run `streamt jars fetch delta`")
     return jars
 
 
