@@ -24,7 +24,7 @@ from ..spark.postgres import PG_BIN, postgres_url
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 if PG_BIN is None:
-    pytest.skip("needs PostgreSQL's pg_ctl: apt-get install -y postgresql (scripts/setup.sh)", allow_module_level=True)
+    pytest.skip("needs PostgreSQL's pg_ctl: apt-get install postgresql (scripts/setup-dev.sh)", allow_module_level=True)
 __all__ = ["postgres_url"]  # the fixture
 
 TIMEOUT_S = 300

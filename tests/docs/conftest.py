@@ -81,11 +81,11 @@ class Page:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium); bash scripts/setup.sh installs it")
+        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium); bash scripts/setup-dev.sh installs it")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("the playwright Python package is not installed; bash scripts/setup.sh installs it")
+        pytest.skip("the playwright Python package is not installed; bash scripts/setup-dev.sh installs it")
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b

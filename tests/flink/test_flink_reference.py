@@ -23,7 +23,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def differences(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | None]:
     if flink_python() is None:
-        pytest.skip("Apache Flink's venv is missing: run `bash scripts/flink_venv.sh` (scripts/setup.sh runs it)")
+        pytest.skip("Apache Flink's venv is missing: run `bash scripts/flink_venv.sh` (scripts/setup-dev.sh runs it)")
     root = write_project(tmp_path_factory.mktemp("flink_reference"))
     records = generate()
     folders = write(root, records)

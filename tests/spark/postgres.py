@@ -28,7 +28,7 @@ PG_BIN = _pg_bin()
 
 
 def skip_without_postgres() -> None:
-    """Skip the calling test module when PostgreSQL or its JDBC driver is missing (scripts/setup.sh
+    """Skip the calling test module when PostgreSQL or its JDBC driver is missing (scripts/setup-dev.sh
     installs both)."""
     if not POSTGRES_JAR.is_file() or PG_BIN is None:
         pytest.skip(f"needs {POSTGRES_JAR} and a pg_ctl binary: apt-get install -y postgresql "
