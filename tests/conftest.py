@@ -14,6 +14,8 @@ import yaml
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 
+pytest_plugins = ["tests.changed"]  # `pytest --changed`: only the tests a change reaches
+
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]
 
