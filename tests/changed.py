@@ -4,7 +4,7 @@ What changed: ``git diff --name-only BASE`` (default ``HEAD``: the uncommitted w
 test file is kept when it, or a module it reaches, changed: its imports are followed through the package
 and the tests' own helpers (function-level imports too, as tests/test_architecture.py reads them), and a
 test that runs the CLI in a subprocess (``"streamt"``, ``-m dagster_streamt.cli``) or names a module in a
-string reaches that module. A package data file (a template, the docs site's page) counts as its
+string reaches that module (the package's own lazy names and typing-only imports do not). A package data file (a template, the docs site's page) counts as its
 package's ``__init__``. A change to the build (pyproject.toml, .ci/, scripts/) or to tests/conftest.py
 keeps everything. Static imports cannot see everything (a module loaded by name from YAML): the whole
 suite stays what CI runs; this is for the edit-test loop.
@@ -72,8 +72,12 @@ def _reaches(module: str) -> frozenset[str]:
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text)
     is_package = path.name == "__init__.py"
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
+                   ast.unparse(node.test) for n in ast.walk(node)}
     found: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -85,7 +89,7 @@ def _reaches(module: str) -> frozenset[str]:
                 stem = node.module or ""
             found.add(stem)
             found |= {f"{stem}.{a.name}" for a in node.names}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and module.startswith("tests"):
             found |= set(_NAMED.findall(node.value))
             if node.value == "streamt":  # the console script
                 found.add("dagster_streamt.cli.main")
