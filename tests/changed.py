@@ -4,10 +4,11 @@ What changed: ``git diff --name-only BASE`` (default ``HEAD``: the uncommitted w
 test file is kept when it, or a module it reaches, changed: its imports are followed through the package
 and the tests' own helpers (function-level imports too, as tests/test_architecture.py reads them), and a
 test that runs the CLI in a subprocess (``"streamt"``, ``-m dagster_streamt.cli``) or names a module in a
-string reaches that module (the package's own lazy names and typing-only imports do not). A package data file (a template, the docs site's page) counts as its
-package's ``__init__``. A change to the build (pyproject.toml, .ci/, scripts/) or to tests/conftest.py
-keeps everything. Static imports cannot see everything (a module loaded by name from YAML): the whole
-suite stays what CI runs; this is for the edit-test loop.
+string reaches that module (the package's own lazy names and typing-only imports do not). A package
+data file (a template, the docs site's page) counts as its package's ``__init__``. A change to the build
+(pyproject.toml, .ci/, scripts/) or to tests/conftest.py keeps everything. Static imports cannot see
+everything (a module loaded by name from YAML): the whole suite stays what CI runs; this is for the
+edit-test loop.
 """
 
 from __future__ import annotations

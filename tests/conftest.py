@@ -39,8 +39,17 @@ def write_project(root: Path, config: dict[str, Any], files: dict[str, str] | No
     return root
 
 
+@pytest.fixture
+def spark(request: pytest.FixtureRequest, shared_spark: Any) -> Any:
+    """The embedded session every Spark test shares; only for tests marked ``spark`` (the fast tier,
+    ``-m "not spark"``, promises no JVM)."""
+    if request.node.get_closest_marker("spark") is None:
+        pytest.fail(f"{request.node.nodeid} uses a Spark session: mark it `@pytest.mark.spark`")
+    return shared_spark
+
+
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def shared_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The embedded session every Spark test shares (with the PostgreSQL JDBC driver when installed)."""
     from dagster_streamt.spark import SparkSettings, create_session, stop_session
 

@@ -26,8 +26,9 @@ ORDERS = [
 
 
 @pytest.fixture(scope="session")
-def views(spark: Any) -> Iterator[Any]:
+def views(shared_spark: Any) -> Iterator[Any]:
     """`chk_orders` (6 rows, see ORDERS) and `chk_customers` (ids 10 and 11)."""
+    spark = shared_spark
     spark.createDataFrame(ORDERS, ORDERS_SCHEMA).createOrReplaceTempView("chk_orders")
     spark.createDataFrame([(10, "ann"), (11, "bob")], "id bigint, name string").createOrReplaceTempView(
         "chk_customers")

@@ -11,6 +11,7 @@ from them (``INT / INT`` is an integer in Flink), multisets (Flink's COLLECT) an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -54,11 +55,33 @@ def flink_sql(sql: str) -> str:
 
 @dataclass
 class FlinkRun:
-    """A started Flink process and the files it writes its results (stdout) and log (stderr) to."""
+    """A started Flink process and the files it writes its results (stdout) and log (stderr) to; or, when
+    Flink already ran on exactly these inputs, its stored results (``cached``) and no process."""
 
-    proc: subprocess.Popen[str]
-    stdout: IO[str]
-    stderr: IO[str]
+    proc: subprocess.Popen[str] | None
+    stdout: IO[str] | None
+    stderr: IO[str] | None
+    key: Path
+    cached: str | None = None
+
+
+def _cache_file(spec: dict[str, Any], folders: dict[str, Path]) -> Path:
+    """Where Flink's results for ``spec`` are kept: keyed by everything they depend on (the cases' and views'
+    SQL, the sources' schemas and data files, the runner's code, the installed Flink), never by time.
+    Flink is the reference, not the code under test: its answer for the same inputs does not change, and
+    running it costs a minute of both cores in every session. The Spark side always runs."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps({**spec, "sources": [{**s, "path": None} for s in spec["sources"]]},
+                             sort_keys=True).encode())
+    for name in sorted(folders):
+        for f in sorted(folders[name].rglob("*")):
+            if f.is_file():
+                digest.update(f"{name}/{f.relative_to(folders[name])}".encode() + f.read_bytes())
+    digest.update(RUNNER.read_bytes())
+    flink = sorted(p.name for p in VENV.glob("lib/python*/site-packages/apache_flink-*.dist-info"))
+    digest.update(json.dumps(flink).encode())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "dagster-streamt" / "flink-results" / f"{digest.hexdigest()[:24]}.jsonl"
 
 
 def _read(f: IO[str]) -> str:
@@ -78,6 +101,9 @@ def start_flink(cases: tuple[Case, ...], folders: dict[str, Path]) -> FlinkRun:
                          "primary_key": src.get("primary_key")} for name, src in SOURCES.items()],
             "views": [{"name": name, "sql": flink_sql(sql)} for name, sql in BASE.items()],
             "cases": [{"name": c.name, "sql": flink_sql(c.sql)} for c in cases]}
+    key = _cache_file(spec, folders)
+    if key.is_file():
+        return FlinkRun(None, None, None, key, key.read_text(encoding="utf-8"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
     streams = [tempfile.TemporaryFile("w+", encoding="utf-8") for _ in range(3)]  # noqa: SIM115 (closed by flink_results)
     streams[0].write(json.dumps(spec))
@@ -85,17 +111,21 @@ def start_flink(cases: tuple[Case, ...], folders: dict[str, Path]) -> FlinkRun:
     proc = subprocess.Popen([str(python), str(RUNNER)], stdin=streams[0], stdout=streams[1], stderr=streams[2],
                             text=True, env=env)
     streams[0].close()
-    return FlinkRun(proc, streams[1], streams[2])
+    return FlinkRun(proc, streams[1], streams[2], key)
 
 
 def flink_results(run: FlinkRun, cases: tuple[Case, ...], timeout: float = 600) -> dict[str, Result]:
-    """The results of :func:`start_flink`'s process, once it has run every case."""
-    try:
-        run.proc.wait(timeout)
-    finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
-    stdout, stderr = _read(run.stdout), _read(run.stderr)
+    """The results of :func:`start_flink`'s process, once it has run every case (kept for the same inputs)."""
+    if run.cached is not None:
+        stdout, stderr = run.cached, ""
+    else:
+        assert run.proc is not None and run.stdout is not None and run.stderr is not None
+        try:
+            run.proc.wait(timeout)
+        finally:
+            if run.proc.poll() is None:
+                run.proc.kill()
+        stdout, stderr = _read(run.stdout), _read(run.stderr)
     out: dict[str, Result] = {}
     for line in stdout.splitlines():
         item = json.loads(line)
@@ -105,6 +135,11 @@ def flink_results(run: FlinkRun, cases: tuple[Case, ...], timeout: float = 600) 
             out[item["name"]] = Result(tuple(item["columns"]), tuple(tuple(r) for r in item["rows"]))
     if len(out) < len(cases):
         raise RuntimeError(f"Flink stopped after {len(out)} of {len(cases)} cases:\n{stderr[-3000:]}")
+    if run.cached is None and run.proc is not None and run.proc.returncode == 0:
+        run.key.parent.mkdir(parents=True, exist_ok=True)
+        tmp = run.key.with_name(f".{run.key.name}.{os.getpid()}")
+        tmp.write_text(stdout, encoding="utf-8")
+        tmp.replace(run.key)
     return out
 
 

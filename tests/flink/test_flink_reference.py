@@ -2,8 +2,10 @@
 translation on Spark over the same files, and both give the same multiset of rows (``harness.py``).
 
 Flink runs once for all cases (one subprocess of the Flink venv, ~1 minute), Spark once for all cases
-(one run of a project holding them, in the shared session), both at the same time. Without the venv the
-tests skip and say how to get it.
+(one run of a project holding them, in the shared session), both at the same time. Flink's results are
+kept by the content of everything they depend on (``harness._cache_file``): a session whose cases, data,
+runner and Flink are unchanged reads them instead of running Flink again; Spark always runs. Without the
+venv the tests skip and say how to get it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def differences(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | None]:
+def differences(shared_spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | None]:
+    spark = shared_spark
     if flink_python() is None:
         pytest.skip("Apache Flink's venv is missing: run `bash scripts/flink_venv.sh` (scripts/setup-dev.sh runs it)")
     root = write_project(tmp_path_factory.mktemp("flink_reference"))
