@@ -76,7 +76,7 @@ class SparkRuntime(Strict):
     # no longer has an effect (the parsed-source cache is gone); still accepted so projects that set it load
     parsed_cache_mb: float = Field(default=64.0, ge=0)
     delta: DeltaRuntime = Field(default_factory=DeltaRuntime)
-    jars: Literal["fetch", "cache", "provided"] | None = None
+    jars: Literal["fetch", "cache", "provided"] = "fetch"
 
     @field_validator("conf", mode="before")
     @classmethod

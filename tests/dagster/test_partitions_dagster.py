@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 from click.testing import CliRunner
 
 from dagster_streamt.cli.main import cli
@@ -86,6 +87,7 @@ def test_partitioned_models_get_partitioned_assets(tmp_path: Path) -> None:
     assert set(daily_def.keys) == {dg.AssetKey("daily_events"), dg.AssetKey("daily_totals")}
 
 
+@pytest.mark.spark
 def test_three_partition_backfill_in_one_run_then_one_partition_rerun(spark: Any, tmp_path: Path) -> None:
     root = project_root(tmp_path)
     defs = build_definitions(root, spark=SparkResource(project_dir=str(root), keep_alive=True))
@@ -134,6 +136,7 @@ def test_backfill_cli_errors(tmp_path: Path) -> None:
         assert out.exit_code == 2 and message in out.output, (args, out.output)
 
 
+@pytest.mark.spark
 def test_streamt_backfill_cli_runs_the_range_in_one_dagster_run(tmp_path: Path) -> None:
     root = project_root(tmp_path)
     r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "backfill", "daily_events+", "-p", str(root),
@@ -155,6 +158,7 @@ def test_streamt_backfill_cli_runs_the_range_in_one_dagster_run(tmp_path: Path) 
     assert nominal == {("2026-01-02T00:00:00.000Z", "2026-01-05T00:00:00.000Z")}
 
 
+@pytest.mark.spark
 def test_partitioned_model_run_without_a_partition_fails_clearly(spark: Any, tmp_path: Path) -> None:
     root = project_root(tmp_path)
     defs = build_definitions(root, spark=SparkResource(project_dir=str(root), keep_alive=True))
@@ -166,6 +170,7 @@ def test_partitioned_model_run_without_a_partition_fails_clearly(spark: Any, tmp
     assert "`streamt backfill daily_events --from ... --to ...`" in observed[0]["error"].value
 
 
+@pytest.mark.spark
 def test_streamt_backfill_per_partition_makes_one_run_per_partition(tmp_path: Path) -> None:
     root = project_root(tmp_path)  # by_region has `backfill: per_partition`
     r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "backfill", "by_region", "-p", str(root),

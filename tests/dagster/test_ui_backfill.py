@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from ..helpers import graphql, write_project
 from .test_partitions_dagster import FILES as PARTITIONED
@@ -103,6 +104,7 @@ def _tail(*logs: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in logs if p.exists())
 
 
+@pytest.mark.spark  # the daemon's run materializes on Spark
 def test_backfill_launched_like_the_ui_runs_on_the_daemon(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", dict(FILES))
     (tmp_path / "workspace.yaml").write_text(

@@ -17,6 +17,8 @@ from .helpers import jsonl, plan
 
 DAY = {"column": "ts", "granularity": "day", "start": "2026-01-01"}
 
+pytestmark = pytest.mark.spark
+
 
 def events() -> str:
     # two rows per day on Jan 1..5 (amounts day*10 and day*10+1), one row on Jan 2 at 23:30 Paris time
