@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,10 @@ TIMEOUT = 60.0
 TRANSACTION_TIMEOUT_MS = 120_000
 _LOG = logging.getLogger("dagster_streamt.kafka.client")
 _FENCE_PARTITION = 0  # the fence's offset is kept on partition 0 of the output topic (any partition would do)
+# A group's coordinator moves or is still loading (a fresh broker creating __consumer_offsets, a
+# leader change): Kafka says so with these codes and the client is to ask again, not to fail the batch.
+_COORDINATOR_BUSY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                               KafkaError.COORDINATOR_NOT_AVAILABLE})
 
 Record = tuple[str | bytes | None, str | bytes | None]  # (key, value)
 
@@ -73,12 +78,24 @@ class TopicWriter:
         finally:
             consumer.close()
 
-    def _committed(self, consumer: Consumer) -> int | None:
-        try:
-            found = consumer.committed([TopicPartition(self.topic, _FENCE_PARTITION)], timeout=TIMEOUT)
-        except KafkaException as exc:
-            raise KafkaPublishError(f"could not read the last published batch of topic {self.topic!r}: "
-                                    f"{exc.args[0].str() if exc.args else exc}") from None
+    def _committed(self, consumer: Consumer, timeout: float = TIMEOUT) -> int | None:
+        """The fence's committed batch id; a coordinator that is moving or loading is asked again (with
+        backoff, within ``timeout``), any other error fails the batch before anything is written."""
+        deadline, delay = time.monotonic() + timeout, 0.2
+        while True:
+            try:
+                found = consumer.committed([TopicPartition(self.topic, _FENCE_PARTITION)],
+                                           timeout=max(1.0, deadline - time.monotonic()))
+                break
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                busy = isinstance(err, KafkaError) and (err.code() in _COORDINATOR_BUSY or err.retriable())
+                if busy and time.monotonic() + delay < deadline:
+                    time.sleep(delay)
+                    delay = min(2 * delay, 5.0)
+                    continue
+                raise KafkaPublishError(f"could not read the last published batch of topic {self.topic!r}: "
+                                        f"{err.str() if isinstance(err, KafkaError) else exc}") from None
         offset = found[0].offset if found else -1
         return offset - 1 if offset is not None and offset > 0 else None
 
