@@ -64,15 +64,10 @@ def _file_of(module: str) -> Path | None:
     return None
 
 
-@cache
-def _reaches(module: str) -> frozenset[str]:
-    """``module``'s direct dependencies among the package's and the tests' modules."""
-    path = _file_of(module)
-    if path is None:
-        return frozenset()
-    text = path.read_text(encoding="utf-8")
-    tree = ast.parse(text)
-    is_package = path.name == "__init__.py"
+def runtime_imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Every dotted name ``module`` imports at run time: function-level imports included, the ones under
+    ``if TYPE_CHECKING:`` left out, relative imports made absolute (``from .x import y`` gives ``pkg.x``
+    and ``pkg.x.y``). Shared with tests/test_architecture.py."""
     typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
                    ast.unparse(node.test) for n in ast.walk(node)}
     found: set[str] = set()
@@ -90,7 +85,20 @@ def _reaches(module: str) -> frozenset[str]:
                 stem = node.module or ""
             found.add(stem)
             found |= {f"{stem}.{a.name}" for a in node.names}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and module.startswith("tests"):
+    return found
+
+
+@cache
+def _reaches(module: str) -> frozenset[str]:
+    """``module``'s direct dependencies among the package's and the tests' modules."""
+    path = _file_of(module)
+    if path is None:
+        return frozenset()
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    found = runtime_imports(tree, module, path.name == "__init__.py")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and module.startswith("tests"):
             found |= set(_NAMED.findall(node.value))
             if node.value == "streamt":  # the console script
                 found.add("dagster_streamt.cli.main")

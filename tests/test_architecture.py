@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .changed import runtime_imports
+
 PACKAGE = Path(__file__).resolve().parents[1] / "dagster_streamt"
 MAX_LINES = 500
 SQLGLOT_PARSERS = {"parse", "parse_one", "transpile", "tokenize", "Tokenizer", "Parser", "Dialect"}
@@ -54,37 +56,13 @@ def _module_name(path: Path) -> tuple[str, bool]:
     return ".".join(parts[:-1] if is_package else parts), is_package
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(n) for n in ast.walk(node)}
-    return skip
-
-
 @cache
 def _imports() -> dict[str, set[str]]:
     """module -> every dotted name it imports at run time (function-level imports included)."""
     out: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name, is_package = _module_name(path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_nodes(tree)
-        found: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = name.split(".") if is_package else name.split(".")[:-1]
-                    base = base[: len(base) - (node.level - 1)]
-                    stem = ".".join([*base, *([node.module] if node.module else [])])
-                else:
-                    stem = node.module or ""
-                found.add(stem)
-                found |= {f"{stem}.{a.name}" for a in node.names}
+        found = runtime_imports(ast.parse(path.read_text(encoding="utf-8")), name, is_package)
         out[name] = found
     return out
 
