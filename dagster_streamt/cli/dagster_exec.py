@@ -137,10 +137,13 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
 
 @contextmanager
 def shared_session() -> Iterator[None]:
-    """Runs started inside share one Spark session (stopped at the end): several runs in one process
-    pay for the session once, whatever Spark resource the code location binds."""
+    """Runs started inside share one Spark session (stopped at the end unless this process had it
+    before): several runs in one process pay for the session once, whatever Spark resource the code
+    location binds."""
     from ..dagster.resources import keep_sessions_alive
+    from ..spark.session import already_running
 
+    borrowed = already_running()
     try:
         with keep_sessions_alive():
             yield
@@ -150,7 +153,7 @@ def shared_session() -> Iterator[None]:
         from ..spark.session import stop_session
 
         active = SparkSession.getActiveSession()
-        if active is not None:
+        if active is not None and not borrowed:
             stop_session(active)
 
 

@@ -128,7 +128,8 @@ class SparkResource(dg.ConfigurableResource):
 
     @contextmanager
     def session(self, project: Any) -> Iterator[Any]:
-        """A Spark session for one run of ``project``, stopped afterwards unless ``keep_alive``.
+        """A Spark session for one run of ``project``, stopped afterwards unless ``keep_alive`` or this
+        process already had an embedded session (a notebook's): that one is reused and left running.
 
         Args:
             project: The loaded project's ``Project``.
@@ -142,13 +143,14 @@ class SparkResource(dg.ConfigurableResource):
                 with SparkResource().session(load("project").project) as spark:
                     spark.table("orders_clean").count()
         """
-        from ..spark.session import create_session, stop_session
+        from ..spark.session import already_running, create_session, stop_session
 
+        borrowed = already_running()  # a notebook's or a test session's: not ours to stop
         spark = create_session(project, self.settings(project))
         try:
             yield spark
         finally:
-            if not (self.keep_alive or _shared_sessions):
+            if not (self.keep_alive or _shared_sessions or borrowed):
                 stop_session(spark)
 
 

@@ -112,6 +112,16 @@ def _client(url: str, conf: Mapping[str, str]) -> SparkSession:
                               ) from exc
 
 
+def already_running() -> bool:
+    """Whether this thread already has a session (a notebook's, a test suite's): a run then reuses it
+    (``getOrCreate``) and must leave it running for its owner.
+
+    >>> already_running()
+    False
+    """
+    return SparkSession.getActiveSession() is not None
+
+
 def stop_session(spark: SparkSession) -> None:
     """Stop running streaming queries, then the session (a Connect server keeps running)."""
     try:

@@ -18,6 +18,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -95,16 +96,16 @@ def wait_for(check: Callable[[], bool], what: str, timeout: float = 90) -> None:
         time.sleep(0.3)
 
 
-def test_prefixed_keys_through_every_command(tmp_path: Path) -> None:
+def test_prefixed_keys_through_every_command(tmp_path: Path, streamt_here: StreamtHere) -> None:
     root = write_project(tmp_path / "keyed", dict(FILES))
-    ran = streamt(root, "run")
+    ran = streamt_here("run", "-p", str(root))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "1/1 model(s) succeeded" in ran.stdout and "test clean-ids passed" in ran.stdout
 
-    back = streamt(root, "backfill", "daily", "--from", "2026-01-01", "--to", "2026-01-02")
+    back = streamt_here("backfill", "daily", "--from", "2026-01-01", "--to", "2026-01-02", "-p", str(root))
     assert back.returncode == 0, back.stdout + back.stderr
 
-    tested = streamt(root, "test", "--format", "json")
+    tested = streamt_here("test", "--format", "json", "-p", str(root))
     assert tested.returncode == 0, tested.stdout + tested.stderr
     results = {r["test"]: r for r in json.loads(tested.stdout)}
     assert results["clean-ids"]["passed"] and not results["daily_amounts"]["passed"]  # id 1 has amount 10
@@ -123,13 +124,14 @@ def test_prefixed_keys_through_every_command(tmp_path: Path) -> None:
             record = instance.get_latest_asset_check_evaluation_record(check)
             assert record is not None and record.run_id == test_run, check  # `streamt test` recorded it
 
-    status = json.loads(streamt(root, "status", "--format", "json").stdout)
+    status = json.loads(streamt_here("status", "--format", "json", "-p", str(root)).stdout)
     models = {m["model"]: m for m in status["models"]}
     assert models["clean"]["status"] == "COMPLETE" and models["clean"]["rows"] == 5
     assert models["daily"]["status"] == "COMPLETE" and models["daily"]["failed_tests"] == ["daily_amounts"]
     checks = {c["test"]: c for c in status["tests"]}
     assert checks["clean-ids"]["passed"] is True and checks["daily_amounts"]["passed"] is False
-    history = json.loads(streamt(root, "lineage", "-m", "clean", "--runs", "--format", "json").stdout)
+    history = json.loads(
+        streamt_here("lineage", "-m", "clean", "--runs", "--format", "json", "-p", str(root)).stdout)
     assert history["clean"]["status"] == "COMPLETE" and history["clean"]["rows"] == 5
     assert history["daily"]["status"] == "COMPLETE"
 
@@ -141,9 +143,10 @@ def test_prefixed_keys_through_every_command(tmp_path: Path) -> None:
                      if e["job"]["name"] == "keyed.dagster_run" and e["eventType"] == "COMPLETE")
     assert parents == sorted(r.run_id for r in runs.values())  # each run emitted exactly once
 
-    again = streamt(root, "run")  # nothing new: the stream writes no row and still holds 5
+    again = streamt_here("run", "-p", str(root))  # nothing new: the stream writes no row and still holds 5
     assert again.returncode == 0, again.stdout + again.stderr
-    models = {m["model"]: m for m in json.loads(streamt(root, "status", "--format", "json").stdout)["models"]}
+    status = json.loads(streamt_here("status", "--format", "json", "-p", str(root)).stdout)
+    models = {m["model"]: m for m in status["models"]}
     assert models["clean"]["rows"] == 5, models["clean"]
 
     _continuous(root)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
 import dagster as dg
@@ -11,6 +12,7 @@ import pytest
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 
 pytestmark = pytest.mark.spark
@@ -129,10 +131,7 @@ def test_check_on_a_model_never_materialized_fails_clearly(spark: Any, tmp_path:
     assert "after_other" in got["t"].metadata["error"].value
 
 
-def test_streamt_test_cli(spark: Any, tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_streamt_test_cli(spark: Any, tmp_path: Path, streamt_here: StreamtHere) -> None:
     root = project(tmp_path, """\
         tests:
           - name: clean_ids
@@ -145,9 +144,8 @@ def test_streamt_test_cli(spark: Any, tmp_path: Path) -> None:
         """)
     run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"])))
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "test", "-p", str(root), *args],
-                              capture_output=True, text=True, timeout=300)
+    def cli(*args: str) -> CompletedProcess[str]:
+        return streamt_here("test", "-p", str(root), *args)
 
     r = cli()
     assert r.returncode == 1, r.stdout + r.stderr  # an error-severity test failed

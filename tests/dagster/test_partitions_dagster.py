@@ -4,8 +4,6 @@ that writes exactly those partitions, a rerun of one partition, and `streamt bac
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.spark.relations import register_model_view
 from dagster_streamt.spec.loader import load_project
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 
 RANGE = {"dagster/asset_partition_range_start": "2026-01-02", "dagster/asset_partition_range_end": "2026-01-04"}
@@ -137,10 +136,9 @@ def test_backfill_cli_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_streamt_backfill_cli_runs_the_range_in_one_dagster_run(tmp_path: Path) -> None:
+def test_streamt_backfill_cli_runs_the_range_in_one_dagster_run(tmp_path: Path, streamt_here: StreamtHere) -> None:
     root = project_root(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "backfill", "daily_events+", "-p", str(root),
-                        "--from", "2026-01-02", "--to", "2026-01-04"], capture_output=True, text=True, timeout=600)
+    r = streamt_here("backfill", "daily_events+", "-p", str(root), "--from", "2026-01-02", "--to", "2026-01-04")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Backfilling 3 partition(s) 2026-01-02..2026-01-04 of daily_events, daily_totals in one run" in r.stdout
     assert "note: not partitioned, not backfilled: overall" in r.stdout
@@ -171,10 +169,10 @@ def test_partitioned_model_run_without_a_partition_fails_clearly(spark: Any, tmp
 
 
 @pytest.mark.spark
-def test_streamt_backfill_per_partition_makes_one_run_per_partition(tmp_path: Path) -> None:
+def test_streamt_backfill_per_partition_makes_one_run_per_partition(tmp_path: Path, streamt_here: StreamtHere
+                                                                   ) -> None:
     root = project_root(tmp_path)  # by_region has `backfill: per_partition`
-    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "backfill", "by_region", "-p", str(root),
-                        "--from", "eu", "--to", "us"], capture_output=True, text=True, timeout=600)
+    r = streamt_here("backfill", "by_region", "-p", str(root), "--from", "eu", "--to", "us")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Partition eu (1/2) of by_region" in r.stdout and "Partition us (2/2) of by_region" in r.stdout
 

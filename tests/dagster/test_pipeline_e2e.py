@@ -19,6 +19,7 @@ from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
 from dagster_streamt.spark import Warehouse, read_quarantine
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 
 ROOT = Path(__file__).parents[2]
@@ -178,12 +179,11 @@ def test_failing_model_skips_exactly_its_downstream(spark: Any, tmp_path: Path) 
     assert "dagster._" not in r.stderr and "Traceback" not in r.stderr + r.stdout
 
 
-def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp_path: Path) -> None:
+def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp_path: Path,
+                                                                 streamt_here: StreamtHere) -> None:
     copy = tmp_path / "shop"
     shutil.copytree(shop, copy, ignore=shutil.ignore_patterns(".streamt", "target", "exports"))
-    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(copy), "-s", "+customer_orders"],
-                       capture_output=True, text=True, timeout=600, env={**__import__("os").environ,
-                                                                          "DAGSTER_HOME": ""})
+    r = streamt_here("run", "-p", str(copy), "-s", "+customer_orders")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "2/2 model(s) succeeded" in r.stdout
     lines = [ln.split() for ln in r.stdout.splitlines()]
@@ -196,8 +196,7 @@ def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp
     assert "openlineage: " in r.stdout and " 0 pending" in r.stdout
 
     def cli(*args: str) -> str:
-        out = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args, "-p", str(copy)],
-                             capture_output=True, text=True, timeout=300)
+        out = streamt_here(*args, "-p", str(copy))
         assert out.returncode == 0, out.stdout + out.stderr
         return out.stdout
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ..conftest import run_here
 from .conftest import ENV, EXAMPLE, copy_example
 from .test_docs_generate import core
 
@@ -23,11 +24,11 @@ def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def ran(shared_spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     project = copy_example(tmp_path_factory.mktemp("docs_runs") / "shop")
     subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), "--out", str(project / "data"), "--orders", "2000",
                     "--customers", "120"], check=True, capture_output=True, timeout=120)
-    r = cli("run", "-p", str(project), timeout=900)
+    r = run_here(shared_spark, "run", "-p", str(project))
     assert "model(s) succeeded" in r.stdout, r.stdout + r.stderr
     status = cli("status", "-p", str(project), "--format", "json")
     assert status.returncode == 0, status.stdout + status.stderr

@@ -6,10 +6,6 @@ Connect server, the second run failed and the exported table stayed stale.)"""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +13,7 @@ import pytest
 
 from dagster_streamt.spark.jdbc_tx import transaction
 
-from ..conftest import POSTGRES_JAR
+from ..conftest import POSTGRES_JAR, StreamtHere
 from .postgres import postgres_url, skip_without_postgres
 
 skip_without_postgres()
@@ -72,15 +68,6 @@ def _totals(orders: list[tuple[int, str, float]]) -> list[tuple[str, float, int]
     return sorted((c, t, n) for c, (t, n) in out.items())
 
 
-def _streamt_run(root: Path, dagster_home: Path) -> str:
-    exe = shutil.which("streamt")
-    command = [exe] if exe else [sys.executable, "-m", "dagster_streamt.cli"]
-    proc = subprocess.run([*command, "run", "-p", str(root)], env={**os.environ, "DAGSTER_HOME": str(dagster_home)},
-                          capture_output=True, text=True, timeout=400)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc.stdout
-
-
 def _table(url: str) -> list[tuple[Any, ...]]:
     options = {"url": url, "user": "postgres", "password": "unused"}
     with transaction(options, "test") as conn:
@@ -89,17 +76,20 @@ def _table(url: str) -> list[tuple[Any, ...]]:
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_streamt_run_twice_upserts_the_new_values_into_postgres(tmp_path: Path, postgres_url: str) -> None:
+def test_streamt_run_twice_upserts_the_new_values_into_postgres(tmp_path: Path, postgres_url: str,
+                                                                 streamt_here: StreamtHere) -> None:
     root, home = tmp_path / "shop", tmp_path / "dagster_home"
     (root / "data").mkdir(parents=True)
     home.mkdir()
     (root / "stream_project.yml").write_text(PROJECT.format(jar=POSTGRES_JAR, url=postgres_url))
     first = [(1, "ann", 10.0), (2, "bob", 5.0), (3, "ann", 2.5)]
     _orders(root / "data" / "orders-1.json", first)
-    _streamt_run(root, home)
+    ran = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     assert _table(postgres_url) == _totals(first)
 
     second = [(4, "bob", 7.0), (5, "cid", 1.0)]  # bob's total and count change, cid is new, ann stays
     _orders(root / "data" / "orders-2.json", second)
-    _streamt_run(root, home)
+    ran = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     assert _table(postgres_url) == _totals(first + second) == [("ann", 12.5, 2), ("bob", 12.0, 2), ("cid", 1.0, 1)]
