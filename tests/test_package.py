@@ -69,8 +69,9 @@ def test_a_fresh_venv_runs_init_run_lineage_and_dagster_from_the_wheel(wheel: Pa
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
     bin_ = venv / "bin"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "STREAMT_JARS", "DAGSTER_HOME")}
+    java_options = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Duser.home={tmp_path / 'home'}".strip()
     env.update(PATH=f"{bin_}{os.pathsep}{env.get('PATH', '')}", XDG_CACHE_HOME=str(tmp_path / "cache"),
-               JAVA_TOOL_OPTIONS=f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -Duser.home={tmp_path / 'home'}".strip(), PYTHONDONTWRITEBYTECODE="1")
+               JAVA_TOOL_OPTIONS=java_options, PYTHONDONTWRITEBYTECODE="1")
     work = tmp_path / "work"  # outside the checkout: nothing of it on sys.path
     work.mkdir()
 
