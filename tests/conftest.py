@@ -4,8 +4,10 @@ turns a feature off for the suite."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -63,16 +65,34 @@ def spark(request: pytest.FixtureRequest, shared_spark: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def shared_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The embedded session every Spark test shares (with the PostgreSQL JDBC driver when installed)."""
+    """The embedded session every Spark test shares (with the PostgreSQL JDBC driver when installed, and
+    Kafka's connectors when cached)."""
     from dagster_streamt.spark import SparkSettings, create_session, stop_session
 
     project = load(write_project(tmp_path_factory.mktemp("session"), {}))
+    from dagster_streamt.jars import sets
+    from dagster_streamt.jars.fetch import cached
+
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}
-    if POSTGRES_JAR.is_file():
-        conf["spark.jars"] = str(POSTGRES_JAR)
+    # Kafka's connectors too, so runs in this process (run_here) can read and write topics
+    jars = [str(POSTGRES_JAR)] if POSTGRES_JAR.is_file() else []
+    jars += [str(jar) for jar in cached(sets.kafka()) or []]
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
     session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
     yield session
     stop_session(session)
+
+
+class _LastResort(logging.Handler):
+    """What Python does with a warning logged in a process without logging set up (``streamt``'s case):
+    its message on the current ``sys.stderr``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(self.format(record) + "\n")
 
 
 def run_here(spark: Any, *args: str, env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
@@ -90,10 +110,13 @@ def run_here(spark: Any, *args: str, env: dict[str, str | None] | None = None) -
     from dagster_streamt.cli.main import cli
 
     before = dict(spark.conf.getAll)
+    stderr = _LastResort()  # pytest's log capture would take the warnings a process prints on stderr
+    logging.getLogger().addHandler(stderr)
     try:
         result = CliRunner().invoke(cli, list(args), prog_name="streamt", catch_exceptions=False,
                                     env={"DAGSTER_HOME": None, "STREAMT_DEFINITIONS": None, **(env or {})})
     finally:
+        logging.getLogger().removeHandler(stderr)
         after = dict(spark.conf.getAll)  # static settings cannot change on a running session
         for key in sorted(k for k in after.keys() - before.keys() if spark.conf.isModifiable(k)):
             spark.conf.unset(key)

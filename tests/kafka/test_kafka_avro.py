@@ -7,9 +7,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,6 +19,7 @@ from deltalake import DeltaTable
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 
 fastavro = pytest.importorskip("fastavro")
@@ -64,12 +62,8 @@ def confluent(record: dict[str, Any], schema_id: int = 42) -> bytes:
     return b"\x00" + schema_id.to_bytes(4, "big") + avro(record)
 
 
-def run(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
-                          env={**os.environ, "DAGSTER_HOME": str(home)}, capture_output=True, text=True, timeout=900)
-
-
-def test_avro_values_plain_and_confluent_framed(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+def test_avro_values_plain_and_confluent_framed(kafka_broker: KafkaBroker, tmp_path: Path,
+                                                streamt_here: StreamtHere) -> None:
     servers = kafka_broker.bootstrap_servers
     tag = uuid.uuid4().hex[:8]
     raw, out = f"payments.avro.{tag}", f"payments.doubled.{tag}"
@@ -90,7 +84,7 @@ def test_avro_values_plain_and_confluent_framed(kafka_broker: KafkaBroker, tmp_p
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    r = run(root, home)
+    r = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
 
     table = root / ".streamt" / "warehouse" / "payments_doubled" / "data"

@@ -6,9 +6,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,6 +18,7 @@ from confluent_kafka import Producer
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow]
@@ -94,7 +92,8 @@ def table(root: Path, model: str) -> list[dict[str, Any]]:
     return pq.read_table(root / ".streamt" / "warehouse" / model / "data").to_pylist()
 
 
-def test_kafka_metadata_raw_values_and_event_time(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+def test_kafka_metadata_raw_values_and_event_time(kafka_broker: KafkaBroker, tmp_path: Path,
+                                                  streamt_here: StreamtHere) -> None:
     servers = kafka_broker.bootstrap_servers
     tag = uuid.uuid4().hex[:8]
     topics = {name: f"{name}.{tag}" for name in ("orders", "lines", "orders_out", "lines_out", "counts_out")}
@@ -114,8 +113,7 @@ def test_kafka_metadata_raw_values_and_event_time(kafka_broker: KafkaBroker, tmp
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
-                       env={**os.environ, "DAGSTER_HOME": str(home)}, capture_output=True, text=True, timeout=900)
+    r = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
 
     got = sorted(table(root, "orders_meta"), key=lambda row: row["order_id"])

@@ -5,9 +5,6 @@ counted (never dropped silently), the valid records all reach the model's topic,
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from deltalake import DeltaTable
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 from .topics import read_messages
 
@@ -55,7 +53,8 @@ def read_records(servers: str, topic: str) -> list[tuple[str | None, dict[str, A
     return [(key, json.loads(value)) for key, value in read_messages(servers, topic)]
 
 
-def test_a_malformed_value_is_quarantined_with_its_offset(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+def test_a_malformed_value_is_quarantined_with_its_offset(kafka_broker: KafkaBroker, tmp_path: Path,
+                                                          streamt_here: StreamtHere) -> None:
     servers = kafka_broker.bootstrap_servers
     tag = uuid.uuid4().hex[:8]
     raw, clean = f"orders.raw.{tag}", f"orders.clean.{tag}"
@@ -68,8 +67,7 @@ def test_a_malformed_value_is_quarantined_with_its_offset(kafka_broker: KafkaBro
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
-                       env={**os.environ, "DAGSTER_HOME": str(home)}, capture_output=True, text=True, timeout=900)
+    r = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
 
     topic = admin.describe_topic(servers, clean)

@@ -5,8 +5,6 @@ since, and 0 again after the next run."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 from dagster_streamt.kafka.lag import read_offsets
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 from .test_lag import env, status
 from .test_lag_checkpoint import META
@@ -41,9 +40,8 @@ models:
 """
 
 
-def run(root: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)], env=env(root),
-                       capture_output=True, text=True, timeout=900)
+def run(here: StreamtHere, root: Path) -> None:
+    r = here("run", "-p", str(root), env={"DAGSTER_HOME": env(root)["DAGSTER_HOME"]})
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -58,7 +56,7 @@ def produce(servers: str, topic: str, first: int, count: int) -> None:
                                    for i in range(first, first + count)])
 
 
-def test_status_lag_after_real_runs(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+def test_status_lag_after_real_runs(kafka_broker: KafkaBroker, tmp_path: Path, streamt_here: StreamtHere) -> None:
     servers = kafka_broker.bootstrap_servers
     pay = f"payments-{uuid.uuid4().hex[:8]}"
     admin.create_topic(servers, pay, partitions=3)
@@ -69,7 +67,7 @@ def test_status_lag_after_real_runs(kafka_broker: KafkaBroker, tmp_path: Path) -
     assert before["mode"] == "stream" and before["lag"] is None and before["messages"] == 60
     assert [(r["reader"], r["batch"]) for r in before["readers"]] == [("big_payments", None)]
 
-    run(root)
+    run(streamt_here, root)
     end = admin.end_offsets(servers, pay)
     after = kafka_status(root)
     readers = {r["reader"]: r for r in after["readers"]}
@@ -97,5 +95,5 @@ def test_status_lag_after_real_runs(kafka_broker: KafkaBroker, tmp_path: Path) -
     head = next(line for line in table.stdout.splitlines() if line.startswith("payments "))
     assert pay in head and head.split()[-3] == "7", table.stdout
 
-    run(root)
+    run(streamt_here, root)
     assert kafka_status(root)["lag"] == 0

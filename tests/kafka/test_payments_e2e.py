@@ -1,6 +1,6 @@
 """streamt's own ``examples/payments`` project against a real broker and real Spark, run as a user runs it
-(``streamt run`` in a separate process), its topics read back with a plain Kafka consumer and compared with
-what plain Python computes from the records produced.
+(``streamt run``, here in the test's process on the shared session), its topics read back with a plain Kafka
+consumer and compared with what plain Python computes from the records produced.
 
 The project is the copy in ``tests/compat/streamt_projects/payments_example`` (streamt, Apache-2.0; see that
 folder's NOTICE.md), unchanged but for ``runtime.kafka.bootstrap_servers``: ``payments_clean`` (a ``topic``
@@ -11,10 +11,7 @@ model: filter) publishes topic ``payments_clean`` (6 partitions, replication 3 d
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -26,6 +23,7 @@ import pytest
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 
+from ..conftest import StreamtHere
 from ..helpers import REPO
 from .topics import read_topic
 
@@ -96,12 +94,6 @@ def assert_balances(got: dict[tuple[str, datetime], tuple[float, int]],
         assert got[key][0] == pytest.approx(total, abs=1e-6), key
 
 
-def streamt_run(root: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)], env=env,
-                          capture_output=True, text=True, timeout=900)
-
-
 def copy_project(root: Path, servers: str) -> Path:
     text = PAYMENTS.read_text(encoding="utf-8")
     changed = text.replace("bootstrap_servers: localhost:9092", f"bootstrap_servers: {servers}")
@@ -112,7 +104,8 @@ def copy_project(root: Path, servers: str) -> Path:
     return root
 
 
-def test_payments_example_runs_on_a_real_broker(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+def test_payments_example_runs_on_a_real_broker(kafka_broker: KafkaBroker, tmp_path: Path,
+                                                streamt_here: StreamtHere) -> None:
     """Two runs of streamt's payments example over a raw topic of 3 partitions.
 
     Windows and watermark: ``customer_balances`` reads ``payments_clean`` as a stream and groups it by
@@ -138,7 +131,7 @@ def test_payments_example_runs_on_a_real_broker(kafka_broker: KafkaBroker, tmp_p
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
 
-    r = streamt_run(root, home)
+    r = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
     topics = admin.list_topics(servers)
     assert topics["payments_clean"] == admin.TopicInfo("payments_clean", partitions=6, replication=1)
@@ -150,7 +143,7 @@ def test_payments_example_runs_on_a_real_broker(kafka_broker: KafkaBroker, tmp_p
 
     second = payments(200, 100, T0 + timedelta(minutes=30), rng)
     produce(servers, second)
-    r = streamt_run(root, home)
+    r = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
     everything = first + second
     assert multiset(read_topic(servers, "payments_clean")) == clean(everything)  # the new ones, once
@@ -158,7 +151,7 @@ def test_payments_example_runs_on_a_real_broker(kafka_broker: KafkaBroker, tmp_p
     assert max(end for _, end in closed) == datetime(2026, 1, 1, 10, 40, tzinfo=UTC)
     assert_balances(published_balances(servers), closed)
 
-    r = streamt_run(root, home)
+    r = streamt_here("run", "-p", str(root), env={"DAGSTER_HOME": str(home)})
     assert r.returncode == 0, r.stdout + r.stderr
     assert multiset(read_topic(servers, "payments_clean")) == clean(everything)
     assert_balances(published_balances(servers), closed)
