@@ -19,6 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from ..conftest import StreamtHere
 from ..helpers import write_project
 from ..spark.postgres import PG_BIN, postgres_url
 
@@ -115,7 +116,8 @@ def finished(proc: subprocess.Popen[str]) -> str:
     return out
 
 
-def test_runs_checks_backfill_and_daemon_sensors_on_postgres(postgres_url: str, tmp_path: Path) -> None:
+def test_runs_checks_backfill_and_daemon_sensors_on_postgres(postgres_url: str, tmp_path: Path,
+                                                           streamt_here: StreamtHere) -> None:
     root = write_project(tmp_path / "shop", dict(FILES))
     home = tmp_path / "home"
     home.mkdir()
@@ -123,7 +125,8 @@ def test_runs_checks_backfill_and_daemon_sensors_on_postgres(postgres_url: str, 
     env = {k: v for k, v in os.environ.items() if k != "STREAMT_DEFINITIONS"}
     env["DAGSTER_HOME"] = str(home)
 
-    out = finished(streamt(root, env, "run", "-s", "clean"))
+    here = {"DAGSTER_HOME": str(home)}
+    out = streamt_here("run", "-s", "clean", "-p", str(root), env=here).stdout
     assert f"(instance {home})" in out and "1/1 model(s) succeeded" in out
     assert not (root / ".streamt" / "dagster").exists()  # DAGSTER_HOME wins over the project's folder
 
@@ -132,7 +135,7 @@ def test_runs_checks_backfill_and_daemon_sensors_on_postgres(postgres_url: str, 
             streamt(root, env, "backfill", "daily", "--from", "2026-01-01", "--to", "2026-01-02")]
     outs = [finished(p) for p in both]
     assert "1/1 model(s) succeeded" in outs[0] and "Backfilling 2 partition(s)" in outs[1]
-    tested = json.loads(finished(streamt(root, env, "test", "--format", "json")))
+    tested = json.loads(streamt_here("test", "--format", "json", "-p", str(root), env=here).stdout)
     assert [(r["test"], r["passed"]) for r in tested] == [("clean_ids", True)]
 
     with dg.DagsterInstance.from_config(str(home)) as instance:

@@ -20,7 +20,7 @@ from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 from dagster_streamt.spark.jdbc_tx import transaction
 
-from ..conftest import POSTGRES_JAR
+from ..conftest import POSTGRES_JAR, StreamtHere
 from ..spark.kill import kill_group_when
 from ..spark.postgres import postgres_url, skip_without_postgres
 from ..spark.test_sink_crash import streamt
@@ -85,7 +85,7 @@ def outputs(root: Path, servers: str, url: str, names: dict[str, str]) -> dict[s
 
 
 def test_kill_9_inside_and_after_a_kafka_transaction_then_rerun_is_exactly_once(
-        kafka_broker: KafkaBroker, postgres_url: str, tmp_path: Path) -> None:
+        kafka_broker: KafkaBroker, postgres_url: str, tmp_path: Path, streamt_here: StreamtHere) -> None:
     servers, tag = kafka_broker.bootstrap_servers, uuid.uuid4().hex[:8]
     root = tmp_path / "kcrash"
     names = write_project(root, servers, postgres_url, tag)
@@ -106,9 +106,8 @@ def test_kill_9_inside_and_after_a_kafka_transaction_then_rerun_is_exactly_once(
     for output, ids in got.items():
         assert max(ids.values(), default=1) == 1, f"{output} holds a record twice: {ids}"
 
-    r = streamt(root)
-    out, _ = r.communicate(timeout=900)
-    assert r.returncode == 0, out[-4000:]
+    r = streamt_here("run", "-p", str(root))  # the rerun nobody kills: in this process
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     want = expected(range(0, 100))
     assert outputs(root, servers, postgres_url, names) == {
         "topic": want, "kafka_sink": want, "json_sink": want, "jdbc_sink": want}

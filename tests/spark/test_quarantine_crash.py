@@ -15,6 +15,7 @@ import pytest
 import yaml
 from deltalake import DeltaTable
 
+from ..conftest import StreamtHere
 from .kill import kill_group_when
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -63,13 +64,12 @@ def quarantined(root: Path) -> list[str]:
     return sorted(r["raw_record"] for r in DeltaTable(str(quarantine(root))).to_pyarrow_table().to_pylist())
 
 
-def test_kill_9_during_the_quarantine_write_then_rerun_is_exact(tmp_path: Path) -> None:
+def test_kill_9_during_the_quarantine_write_then_rerun_is_exact(tmp_path: Path, streamt_here: StreamtHere) -> None:
     root = tmp_path / "proj"
     write_project(root)
     bad = add_file(root, "a", range(0, 40))
-    first = streamt(root)
-    text, _ = first.communicate(timeout=400)
-    assert first.returncode == 0, text[-3000:]
+    first = streamt_here("run", "-p", str(root))  # the runs nobody kills: in this process
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     assert quarantined(root) == sorted(bad)
 
     def new_data_file() -> Callable[[], bool]:  # the batch's rows are written; its commit is moments away
@@ -87,11 +87,10 @@ def test_kill_9_during_the_quarantine_write_then_rerun_is_exact(tmp_path: Path) 
         got = quarantined(root)
         assert len(got) == len(set(got)) and set(got) <= set(bad), "nothing twice, nothing invented"
 
-    final = streamt(root)
-    text, _ = final.communicate(timeout=400)
-    assert final.returncode == 0, text[-3000:]
-    assert "Traceback" not in text
+    final = streamt_here("run", "-p", str(root))
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    assert "Traceback" not in final.stdout + final.stderr
     assert quarantined(root) == sorted(bad), "after the kills and a rerun: each malformed line exactly once"
-    again = streamt(root)  # nothing new: nothing added
-    assert again.wait(timeout=400) == 0
+    again = streamt_here("run", "-p", str(root))  # nothing new: nothing added
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert quarantined(root) == sorted(bad)

@@ -1,5 +1,6 @@
 """`kill -9` of a whole `streamt run` (Python, JVM and workers: its process group) at chosen points, then
-more data and a rerun; and two `streamt run` at once. Every output - warehouse table, file exports,
+more data and a rerun (the runs nobody kills run in the test's process, on the shared session); and two
+`streamt run` at once. Every output - warehouse table, file exports,
 PostgreSQL tables - is compared with values computed here in plain Python.
 
 The kill points: during start (a JVM of the run exists), during the stream (a new offsets file), during
@@ -23,7 +24,7 @@ import yaml
 
 from dagster_streamt.spark.jdbc_tx import transaction
 
-from ..conftest import POSTGRES_JAR
+from ..conftest import POSTGRES_JAR, StreamtHere
 from .helpers import jsonl
 from .kill import group_members, kill_group_when
 from .postgres import postgres_url, skip_without_postgres
@@ -144,7 +145,8 @@ def consistent(got: dict[str, Any], batches: list[list[int]]) -> None:
         assert value in allowed, f"{name} is half-written: {value}"
 
 
-def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, postgres_url: str) -> None:
+def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, postgres_url: str,
+                                                   streamt_here: StreamtHere) -> None:
     root, pause = tmp_path / "proj", tmp_path / "pause"
     write_project(root, postgres_url, "crash")
     out = Outputs(spark, root, postgres_url, "crash")
@@ -156,9 +158,8 @@ def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, p
         add_orders(root, f"b{len(batches)}", range(start, start + n))
 
     more(12)
-    first = streamt(root)
-    text, _ = first.communicate(timeout=300)
-    assert first.returncode == 0, text[-3000:]
+    first = streamt_here("run", "-p", str(root))  # the runs that are not killed: in this process
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     assert out.snapshot() == expected(batches[0])
 
     def java_started(proc: subprocess.Popen[str]) -> Callable[[], bool]:
@@ -196,10 +197,9 @@ def test_kill_9_at_every_stage_then_rerun_is_exact(spark: Any, tmp_path: Path, p
             (pause / point).unlink()
 
     more(3)
-    final = streamt(root)
-    text, _ = final.communicate(timeout=300)
-    assert final.returncode == 0, text[-3000:]
-    assert "Traceback" not in text
+    final = streamt_here("run", "-p", str(root))
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    assert "Traceback" not in final.stdout + final.stderr
     all_ids = sorted(i for b in batches for i in b)
     assert out.snapshot() == expected(all_ids), "after the crashes and a rerun every output is exact"
     assert not [t for t in out.pg_tables() if "streamt_stage" in t], "staging tables are dropped or reused"
