@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,8 @@ from dagster_streamt.spark import (
 from dagster_streamt.spark.locks import FileLock
 
 from .helpers import jsonl, rows, run
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.spark
 
@@ -102,7 +107,24 @@ def test_empty_stream_source_without_columns(spark: Any, tmp_project: Any) -> No
     assert "holds no data yet" in result.error and "`columns:`" in result.error
 
 
-def test_missing_connector_or_schema_is_explained(spark: Any, tmp_project: Any) -> None:
+# The suite's shared session carries Kafka's and Avro's connectors; a cluster image without them (jar policy
+# `provided`, Delta on the classpath) is what this test needs, so its session is one of those, in a child.
+WITHOUT_CONNECTORS = """
+import json, sys
+from pathlib import Path
+from dagster_streamt.jars import sets
+from dagster_streamt.jars.fetch import cached
+from dagster_streamt.spark import SparkSettings, create_session
+from tests.conftest import load
+from tests.spark.helpers import run
+project = load(Path(sys.argv[1]))
+delta = ",".join(str(jar) for jar in cached(sets.delta()) or [])
+spark = create_session(project, SparkSettings.from_project(project, conf={"spark.jars": delta}))
+print(json.dumps({name: result.error for name, result in run(spark, project).items()}))
+"""
+
+
+def test_missing_connector_or_schema_is_explained(tmp_project: Any) -> None:
     project = tmp_project({
         "sources": [{"name": "k", "topic": "orders", "columns": COLUMNS},
                     {"name": "a", "format": "avro", "path": "in"},
@@ -111,11 +133,14 @@ def test_missing_connector_or_schema_is_explained(spark: Any, tmp_project: Any) 
                    {"name": "t", "materialized": "table", "sql": 'SELECT * FROM {{ source("a") }}'},
                    {"name": "u", "materialized": "table", "sql": 'SELECT * FROM {{ source("e") }}'}],
     }, {"in/x.avro": "", "empty/.keep": ""})
-    results = run(spark, project)
-    assert "spark.jars.packages" in results["m"].error and "spark-sql-kafka-0-10_2.13" in results["m"].error
-    assert results["t"].error.startswith("model t: source a: Spark has no data source for format 'avro'")
-    assert "org.apache.spark:spark-avro_2.13" in results["t"].error
-    assert results["u"].error.startswith("model u: source e: Spark cannot infer a schema from empty")
+    child = subprocess.run([sys.executable, "-c", WITHOUT_CONNECTORS, str(project.root)], cwd=REPO, text=True,
+                           capture_output=True, timeout=300, env={**os.environ, "STREAMT_JARS": "provided"})
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    errors = json.loads(child.stdout.strip().splitlines()[-1])
+    assert "spark.jars.packages" in errors["m"] and "spark-sql-kafka-0-10_2.13" in errors["m"]
+    assert errors["t"].startswith("model t: source a: Spark has no data source for format 'avro'")
+    assert "org.apache.spark:spark-avro_2.13" in errors["t"]
+    assert errors["u"].startswith("model u: source e: Spark cannot infer a schema from empty")
 
 
 def test_missing_or_old_java_is_reported_before_the_jvm(tmp_project: Any, tmp_path: Path,
