@@ -81,3 +81,18 @@ def test_a_run_gets_the_pyspark_resources_conf(spark: Any, tmp_path: Path) -> No
         assert _run_tz(pinned, LazyPySparkResource(spark_config={TZ: "Asia/Tokyo"})) == "Europe/Paris"
     finally:
         spark.conf.set(TZ, "UTC")
+
+
+@pytest.mark.spark
+def test_a_run_leaves_running_a_session_it_did_not_start(spark: Any, tmp_path: Path) -> None:
+    """A notebook's session (here the suite's) is reused by a run and left running for its owner; the
+    resource's default (``keep_alive`` off) stops only a session the run started itself."""
+    root = project(tmp_path)
+    resource = SparkResource(project_dir=str(root))
+    assert not resource.keep_alive
+    with resource.session(load(root).project) as got:
+        assert got.range(2).count() == 2
+    assert spark.range(3).count() == 3  # still up: stopping it would fail this call
+    job = build_definitions(root, spark=resource).resolve_implicit_global_asset_job_def()
+    assert job.execute_in_process(instance=dg.DagsterInstance.ephemeral()).success
+    assert spark.range(4).count() == 4
