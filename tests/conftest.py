@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,8 +24,8 @@ POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]
 StreamtHere = Callable[..., subprocess.CompletedProcess[str]]
 
-# Every JVM the suite starts (the shared session, `streamt run` processes, brokers, servers, Flink)
-# inherits this. The suite's JVMs live seconds to minutes on tiny data, where HotSpot's optimizing
+# Every JVM the suite starts (`streamt run` processes, brokers, servers, clusters, Flink) inherits
+# this. The suite's JVMs live seconds to minutes on tiny data, where HotSpot's optimizing
 # compiler (C2) costs more CPU than its code saves; the quick compiler alone does the same work with
 # less: the example's first `streamt run` took 45 s of CPU instead of 73 s (41 s -> 34 s wall), a rerun
 # 26 s instead of 41 s. The shared session's JVM is the exception: it runs for the whole suite, its
@@ -84,12 +83,11 @@ def spark(request: pytest.FixtureRequest, shared_spark: Any) -> Any:
 def shared_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The embedded session every Spark test shares (with the PostgreSQL JDBC driver when installed, and
     Kafka's connectors when cached)."""
+    from dagster_streamt.jars import sets
+    from dagster_streamt.jars.fetch import cached
     from dagster_streamt.spark import SparkSettings, create_session, stop_session
 
     project = load(write_project(tmp_path_factory.mktemp("session"), {}))
-    from dagster_streamt.jars import sets
-    from dagster_streamt.jars.fetch import cached
-
     conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}
     # Kafka's connectors too, so runs in this process (run_here) can read and write topics
     jars = [str(POSTGRES_JAR)] if POSTGRES_JAR.is_file() else []
@@ -100,17 +98,6 @@ def shared_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         session = create_session(project, SparkSettings.from_project(project, master="local[2]", conf=conf))
     yield session
     stop_session(session)
-
-
-class _LastResort(logging.Handler):
-    """What Python does with a warning logged in a process without logging set up (``streamt``'s case):
-    its message on the current ``sys.stderr``."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        sys.stderr.write(self.format(record) + "\n")
 
 
 def run_here(spark: Any, *args: str, env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
@@ -128,13 +115,14 @@ def run_here(spark: Any, *args: str, env: dict[str, str | None] | None = None) -
     from dagster_streamt.cli.main import cli
 
     before = dict(spark.conf.getAll)
-    stderr = _LastResort()  # pytest's log capture would take the warnings a process prints on stderr
-    logging.getLogger().addHandler(stderr)
+    # A process without logging set up (`streamt`) prints warnings through logging.lastResort on the
+    # current stderr; here pytest's log capture would take them, so lastResort is added for the command.
+    logging.getLogger().addHandler(logging.lastResort)
     try:
         result = CliRunner().invoke(cli, list(args), prog_name="streamt", catch_exceptions=False,
                                     env={"DAGSTER_HOME": None, "STREAMT_DEFINITIONS": None, **(env or {})})
     finally:
-        logging.getLogger().removeHandler(stderr)
+        logging.getLogger().removeHandler(logging.lastResort)
         after = dict(spark.conf.getAll)  # static settings cannot change on a running session
         for key in sorted(k for k in after.keys() - before.keys() if spark.conf.isModifiable(k)):
             spark.conf.unset(key)
