@@ -11,6 +11,7 @@ from them (``INT / INT`` is an integer in Flink), multisets (Flink's COLLECT) an
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -65,11 +66,18 @@ class FlinkRun:
     cached: str | None = None
 
 
+RESULTS = Path(__file__).with_name("results")
+"""Flink's recorded results, one gzipped JSON-lines file named by the key of its inputs (:func:`_cache_file`)."""
+
+
 def _cache_file(spec: dict[str, Any], folders: dict[str, Path]) -> Path:
-    """Where Flink's results for ``spec`` are kept: keyed by everything they depend on (the cases' and views'
-    SQL, the sources' schemas and data files, the runner's code, the installed Flink), never by time.
-    Flink is the reference, not the code under test: its answer for the same inputs does not change, and
-    running it costs a minute of both cores in every session. The Spark side always runs."""
+    """Where Flink's results for ``spec`` are recorded: keyed by everything they depend on (the cases' and
+    views' SQL, the sources' schemas and data files, the runner's code, the installed Flink), never by time
+    or path. Flink is the reference, not the code under test: its answer for the same inputs does not
+    change, and running it costs a minute or more of both cores. The record lives in the repository
+    (``tests/flink/results/``) so that a fresh machine (CI) reads it too; a change to any input misses
+    it, runs Flink and records its answer in place of the old one, to be committed with the change. The
+    Spark side always runs."""
     digest = hashlib.sha256()
     digest.update(json.dumps({**spec, "sources": [{**s, "path": None} for s in spec["sources"]]},
                              sort_keys=True).encode())
@@ -78,10 +86,13 @@ def _cache_file(spec: dict[str, Any], folders: dict[str, Path]) -> Path:
             if f.is_file():
                 digest.update(f"{name}/{f.relative_to(folders[name])}".encode() + f.read_bytes())
     digest.update(RUNNER.read_bytes())
-    flink = sorted(p.name for p in VENV.glob("lib/python*/site-packages/apache_flink-*.dist-info"))
-    digest.update(json.dumps(flink).encode())
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "dagster-streamt" / "flink-results" / f"{digest.hexdigest()[:24]}.jsonl"
+    digest.update(json.dumps(installed_flink()).encode())
+    return RESULTS / f"{digest.hexdigest()[:24]}.jsonl.gz"
+
+
+def installed_flink() -> list[str]:
+    """The Flink venv's apache-flink distribution (name and version), part of the results' key."""
+    return sorted(p.name for p in VENV.glob("lib/python*/site-packages/apache_flink-*.dist-info"))
 
 
 def _read(f: IO[str]) -> str:
@@ -91,19 +102,29 @@ def _read(f: IO[str]) -> str:
     return text
 
 
+def flink_spec(cases: tuple[Case, ...], folders: dict[str, Path]) -> dict[str, Any]:
+    """What the Flink runner is given: the sources (schema, folder, watermark), the base views and the cases."""
+    return {"sources": [{"name": name, "path": str(folders[name]), "columns": [list(c) for c in src["columns"]],
+                         "event_time": src["event_time"], "delay_ms": DELAY_MS,
+                         "primary_key": src.get("primary_key")} for name, src in SOURCES.items()],
+            "views": [{"name": name, "sql": flink_sql(sql)} for name, sql in BASE.items()],
+            "cases": [{"name": c.name, "sql": flink_sql(c.sql)} for c in cases]}
+
+
+def recorded(cases: tuple[Case, ...], folders: dict[str, Path]) -> Path:
+    """The file Flink's results for these cases over these folders are recorded in (present or not)."""
+    return _cache_file(flink_spec(cases, folders), folders)
+
+
 def start_flink(cases: tuple[Case, ...], folders: dict[str, Path]) -> FlinkRun:
     """Start every case on Flink in one process; Spark's side runs meanwhile (two JVMs, two cores). Its
     input and output go through files, so that nothing waits on a pipe nobody reads meanwhile."""
     python = flink_python()
     assert python is not None
-    spec = {"sources": [{"name": name, "path": str(folders[name]), "columns": [list(c) for c in src["columns"]],
-                         "event_time": src["event_time"], "delay_ms": DELAY_MS,
-                         "primary_key": src.get("primary_key")} for name, src in SOURCES.items()],
-            "views": [{"name": name, "sql": flink_sql(sql)} for name, sql in BASE.items()],
-            "cases": [{"name": c.name, "sql": flink_sql(c.sql)} for c in cases]}
+    spec = flink_spec(cases, folders)
     key = _cache_file(spec, folders)
     if key.is_file():
-        return FlinkRun(None, None, None, key, key.read_text(encoding="utf-8"))
+        return FlinkRun(None, None, None, key, gzip.decompress(key.read_bytes()).decode("utf-8"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
     streams = [tempfile.TemporaryFile("w+", encoding="utf-8") for _ in range(3)]  # noqa: SIM115 (closed by flink_results)
     streams[0].write(json.dumps(spec))
@@ -138,9 +159,24 @@ def flink_results(run: FlinkRun, cases: tuple[Case, ...], timeout: float = 600) 
     if run.cached is None and run.proc is not None and run.proc.returncode == 0:
         run.key.parent.mkdir(parents=True, exist_ok=True)
         tmp = run.key.with_name(f".{run.key.name}.{os.getpid()}")
-        tmp.write_text(stdout, encoding="utf-8")
+        tmp.write_bytes(gzip.compress(_sorted_rows(stdout).encode("utf-8"), mtime=0))
         tmp.replace(run.key)
+        for old in run.key.parent.glob("*.jsonl.gz"):  # the record of inputs that no longer exist
+            if old != run.key:
+                old.unlink()
     return out
+
+
+def _sorted_rows(stdout: str) -> str:
+    """Flink's output with each case's rows in a fixed order (Flink's own order varies from run to run,
+    and results compare as multisets), so that the same answer is recorded as the same bytes."""
+    lines = []
+    for line in stdout.splitlines():
+        item = json.loads(line)
+        if "rows" in item:
+            item["rows"] = sorted(item["rows"], key=lambda r: json.dumps(r, sort_keys=True))
+        lines.append(json.dumps(item) + "\n")
+    return "".join(lines)
 
 
 def run_flink(cases: tuple[Case, ...], folders: dict[str, Path], timeout: float = 600) -> dict[str, Result]:

@@ -3,9 +3,10 @@ translation on Spark over the same files, and both give the same multiset of row
 
 Flink runs once for all cases (one subprocess of the Flink venv, ~1 minute), Spark once for all cases
 (one run of a project holding them, in the shared session), both at the same time. Flink's results are
-kept by the content of everything they depend on (``harness._cache_file``): a session whose cases, data,
-runner and Flink are unchanged reads them instead of running Flink again; Spark always runs. Without the
-venv the tests skip and say how to get it.
+recorded in ``tests/flink/results/`` under the key of everything they depend on (``harness._cache_file``):
+a session whose cases, data, runner and Flink are unchanged reads them instead of running Flink again
+(CI too); a change runs Flink and records its new answer, to be committed with the change. Spark always
+runs. Without the venv the tests skip and say how to get it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,18 @@ import pytest
 
 from .cases import CASES
 from .data import generate, write
-from .harness import compare, flink_python, flink_results, report, run_spark, start_flink, write_cases, write_project
+from .harness import (
+    RESULTS,
+    compare,
+    flink_python,
+    flink_results,
+    recorded,
+    report,
+    run_spark,
+    start_flink,
+    write_cases,
+    write_project,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -50,3 +62,14 @@ def test_every_case_compares_rows(tmp_path: Path) -> None:
     for case in CASES:
         if "TUMBLE" in case.sql or "HOP" in case.sql or "CUMULATE" in case.sql or "SESSION" in case.sql:
             assert case.closed is not None, case.name
+
+
+def test_flinks_results_are_recorded_for_these_cases(tmp_path: Path) -> None:
+    """The repository holds Flink's answer for the current cases, data, runner and Flink, and only that one:
+    a change to a case without its new record would make every fresh machine run Flink again."""
+    if flink_python() is None:
+        pytest.skip("Apache Flink's venv is missing: run `bash scripts/flink_venv.sh` (scripts/setup-dev.sh runs it)")
+    key = recorded(CASES, write(tmp_path, generate()))
+    held = sorted(p.name for p in RESULTS.glob("*.jsonl.gz"))
+    assert held == [key.name], (f"tests/flink/results/ holds {held}, the current inputs' record is {key.name}: "
+                                "run tests/flink/test_flink_reference.py (it runs Flink and records it), commit that")
