@@ -60,4 +60,3 @@ def test_every_case_compares_rows(tmp_path: Path) -> None:
     for case in CASES:
         if "TUMBLE" in case.sql or "HOP" in case.sql or "CUMULATE" in case.sql or "SESSION" in case.sql:
             assert case.closed is not None, case.name
-
