@@ -18,7 +18,8 @@ import yaml
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 
-pytest_plugins = ["tests.changed"]  # `pytest --changed`: only the tests a change reaches
+# `pytest --changed`: only the tests a change reaches; the slow files spread out over the run
+pytest_plugins = ["tests.changed", "tests.spread"]
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]
