@@ -18,8 +18,7 @@ import yaml
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 
-# `pytest --changed`: only the tests a change reaches; the slow files spread out over the run
-pytest_plugins = ["tests.changed", "tests.spread"]
+pytest_plugins = ["tests.changed"]  # `pytest --changed`: only the tests a change reaches
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
 ProjectFactory = Callable[..., Project]
