@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..core import metadata as meta
+from ..core.ids import names_of
 from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 
 RANGE_START, RANGE_END, PARTITION = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end",
@@ -40,7 +41,7 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
     models = loaded.project.models
-    names = [i.split(".", 1)[1] for i in loaded.graph.topological_order(ids) if i.startswith("model.")]
+    names = names_of(loaded.graph.topological_order(ids), "model")
     partitioned = [n for n in names if models[n].partitioned_by is not None]
     if not partitioned:
         raise click.UsageError(f"no partitioned model in {selection!r}; add `partitioned_by:` to a table model, "

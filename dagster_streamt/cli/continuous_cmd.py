@@ -117,8 +117,7 @@ def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: l
     project, graph = loaded.project, loaded.graph
     keys = location_or_exit(loaded).keys  # the code location's keys: the UI shows these observations
     dagster_instance = instance_or_exit(loaded)
-    upstream = {n: {u.split(".", 1)[1] for u in graph.upstream_of(f"model.{n}") if u.startswith("model.")}
-                for n in streams}
+    upstream = {n: graph.upstream_models(n) for n in streams}
     limit = "unlimited restarts" if max_restarts is None else f"at most {max_restarts} restart(s) in a row"
     click.echo(f"Continuous mode: {len(streams)} stream model(s), {limit}; progress to the terminal and to "
                f"the Dagster instance {instance_dir(project.root)}. Ctrl-C or SIGTERM stops gracefully.")

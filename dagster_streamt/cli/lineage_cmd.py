@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..core.ids import name_of
 from ..graph.graph import Graph, Node
 from ..spec.suggest import did_you_mean
 from .common import graph_or_exit, guarded, load_or_exit, project_options
@@ -179,7 +180,7 @@ def _column_views(loaded: LoadedProject, model: str | None, column: str | None, 
         return cr.classification_text(report, wanted)
     if list_columns:
         nid = _focus(loaded.graph, model or "")
-        name = nid.split(".", 1)[1]
+        name = name_of(nid)
         if name not in lineage.models:
             raise click.UsageError(f"{name!r} is not a model; --columns lists a model's columns")
         ml = lineage.models[name]

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..core.ids import names_of
 from .common import EXIT_INVALID, guarded, load_or_exit, project_options
 
 
@@ -32,7 +33,7 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
         refresh = sorted({i for sel in full_refresh for i in select(graph, sel)})
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
-    names = [i.split(".", 1)[1] for i in graph.topological_order(ids)]
+    names = names_of(graph.topological_order(ids))
     if not names:
         click.echo("Nothing to run: the selection has no models.")
         return
@@ -41,10 +42,10 @@ def run(project_dir: str, env: str | None, selection: str | None, full_refresh: 
     if continuous:
         from .continuous_cmd import run_continuous
 
-        run_continuous(loaded, env, names, [i.split(".", 1)[1] for i in refresh], max_restarts)
+        run_continuous(loaded, env, names, names_of(refresh), max_restarts)
         return
 
     from .materialize import materialize
 
-    if not materialize(loaded, env, names, [i.split(".", 1)[1] for i in refresh]):
+    if not materialize(loaded, env, names, names_of(refresh)):
         sys.exit(EXIT_INVALID)

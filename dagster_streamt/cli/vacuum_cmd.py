@@ -8,6 +8,7 @@ import json
 
 import click
 
+from ..core.ids import names_of
 from .common import guarded, load_or_exit, project_options
 from .delta_models import fail, jvm_console_on_stderr, kind_of, stores_delta
 
@@ -39,7 +40,7 @@ def vacuum(project_dir: str, env: str | None, selection: str | None, retention_h
 
     models = loaded.project.models
     warehouse = Warehouse.for_project(loaded.project)
-    names = sorted(i.split(".", 1)[1] for i in ids if i.startswith("model."))
+    names = sorted(names_of(ids, "model"))
     tables = [n for n in names if stores_delta(models[n]) and (warehouse.data_dir(n) / "_delta_log").is_dir()]
     if not tables:
         click.echo("Nothing to vacuum: no selected model has a Delta table yet.")

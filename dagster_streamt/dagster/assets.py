@@ -112,11 +112,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):
                     yield from run_checks(session, model)
                 return
-            ids = [f"model.{n}" for n in selected]
-            order = [i.split(".", 1)[1] for i in graph.topological_order(ids)]
-            levels = [[i.split(".", 1)[1] for i in lv] for lv in graph.execution_levels(ids)]
-            upstream = {n: {u.split(".", 1)[1] for u in graph.upstream_of(f"model.{n}") if u.startswith("model.")}
-                        for n in selected}
+            plan = graph.run_plan(selected)
             refresh = {m for m in (context.run.tags.get(meta.FULL_REFRESH_TAG) or "").split(",") if m}
             failed: list[str] = []
             scope = scope_of(context, partitioning) if partitioning is not None else None
@@ -124,8 +120,8 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 context.log.info(f"streamt: partitions {scope.label()}")
             severity = loaded.project.defaults.tests.severity
             gates = {m for m in selected if any(blocks_downstream(t, severity) for t in checks_of(m))}
-            for result in run_models(session, loaded.project, order, levels, upstream, full_refresh=refresh,
-                                     blocked=blocked, partition=scope, gates=gates):
+            for result in run_models(session, loaded.project, plan.order, plan.levels, plan.upstream,
+                                     full_refresh=refresh, blocked=blocked, partition=scope, gates=gates):
                 name = result.model
                 ended = time.time()
                 timing: dict[str, float | list[float]] = {

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 
 from ..api import LoadedProject, load
+from ..core.ids import kind_of, name_of, names_of, node_id
 from ..graph.select import SelectionError, select
 from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
@@ -101,9 +102,9 @@ def selected_models(loaded: LoadedProject, select_: str | None, exclude: str | N
     """The models ``select`` minus ``exclude`` name (selection syntax; default every model)."""
     graph, models = loaded.graph, set(loaded.compiled.models)
     try:
-        chosen = {i.split(".", 1)[1] for i in select(graph, select_)} if select_ else set(models)
+        chosen = set(names_of(select(graph, select_))) if select_ else set(models)
         if exclude:
-            chosen -= {i.split(".", 1)[1] for i in select(graph, exclude)}
+            chosen -= set(names_of(select(graph, exclude)))
     except SelectionError as exc:
         raise ValueError(f"select/exclude of project {loaded.project.name!r}: {exc}") from None
     return chosen & models
@@ -112,9 +113,8 @@ def selected_models(loaded: LoadedProject, select_: str | None, exclude: str | N
 def _neighbours(loaded: LoadedProject, chosen: set[str]) -> tuple[set[str], set[str]]:
     """With a selection: the sources the chosen models read, and the exposures that consume them."""
     g = loaded.graph
-    sources = {u.split(".", 1)[1] for m in chosen for u in g.upstream_of(f"model.{m}") if u.startswith("source.")}
-    exposures = {d.split(".", 1)[1] for m in chosen for d in g.downstream_of(f"model.{m}")
-                 if d.startswith("exposure.")}
+    sources = {name_of(u) for m in chosen for u in g.upstream_of(node_id("model", m)) if kind_of(u) == "source"}
+    exposures = {name_of(d) for m in chosen for d in g.downstream_of(node_id("model", m)) if kind_of(d) == "exposure"}
     return sources, exposures
 
 

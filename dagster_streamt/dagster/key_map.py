@@ -19,6 +19,7 @@ import dagster as dg
 
 from ..checks.source_freshness import check_name as freshness_check_name
 from ..checks.source_freshness import checked_sources
+from ..core.ids import split_id
 
 if TYPE_CHECKING:
     from ..api import LoadedProject
@@ -90,7 +91,7 @@ class KeyMap:
 
     def node(self, node_id: str) -> dg.AssetKey:
         """``model.x`` / ``source.y`` / ``exposure.z`` -> its asset key."""
-        kind, name = node_id.split(".", 1)
+        kind, name = split_id(node_id)
         return {"model": self.models, "source": self.sources, "exposure": self.exposures}[kind][name]
 
     @cached_property

@@ -8,6 +8,7 @@ from datetime import timedelta
 import dagster as dg
 
 from ..api import LoadedProject
+from ..core.ids import names_of
 from ..graph.select import select
 from ..spec.models import Freshness, Model
 from ..spec.names import safe_identifier
@@ -19,7 +20,7 @@ def build_schedules(loaded: LoadedProject, key_map: KeyMap) -> list[dg.ScheduleD
     (an entry whose models are all left out by the component's select/exclude is left out too)."""
     out = []
     for name, s in loaded.project.schedules.items():
-        models = [i.split(".", 1)[1] for i in select(loaded.graph, s.select)]  # validated at load time
+        models = names_of(select(loaded.graph, s.select))  # validated at load time
         keys = [key_map.model(m) for m in models if m in key_map.assets]
         if not keys:
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from ..api import LoadedProject
+from ..core.ids import kind_of, node_id
 from ..lineage.columns import ProjectColumnLineage
 from ..lineage.project_columns import inferred_types
 from ..spec.models import Exposure, Model, Source
@@ -84,7 +85,7 @@ def model_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
         if name not in keys.assets:
             continue
         model = loaded.project.models[name]
-        deps = [keys.node(u) for u in g.upstream_of(f"model.{name}") if u.split(".", 1)[0] in ("source", "model")]
+        deps = [keys.node(u) for u in g.upstream_of(node_id("model", name)) if kind_of(u) in ("source", "model")]
         metadata = {**t.get_model_metadata(
             model, cm, [(c, t_ or types.get((name, c))) for c, t_ in model_columns(loaded, name, lineage)]),
                     **column_lineage_metadata(loaded, keys, lineage, name)}
@@ -125,8 +126,8 @@ def source_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
                               "ownership": s.ownership.mode if s.ownership else None}))
         if s.contract:  # streamt's producer contract: version, SLA, contact
             md["contract"] = dg.MetadataValue.json(s.contract)
-        producers = [keys.node(u) for u in loaded.graph.upstream_of(f"source.{s.name}")
-                     if u.startswith("exposure.")]  # streamt's producer exposures write this source
+        producers = [keys.node(u) for u in loaded.graph.upstream_of(node_id("source", s.name))
+                     if kind_of(u) == "exposure"]  # streamt's producer exposures write this source
         out.append(_final(t, s, dg.AssetSpec(
             key=keys.sources[s.name], deps=producers, description=s.description, group_name="sources",
             owners=t.get_owners(s),
@@ -144,7 +145,7 @@ def exposure_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
     for name, e in loaded.project.exposures.items():
         if names is not None and name not in names:
             continue
-        deps = [keys.node(u) for u in g.upstream_of(f"exposure.{name}") if not u.startswith("exposure.")]
+        deps = [keys.node(u) for u in g.upstream_of(node_id("exposure", name)) if kind_of(u) != "exposure"]
         md: dict[str, object] = {"type": e.type}
         if e.url:
             md["url"] = dg.MetadataValue.url(e.url)

@@ -11,9 +11,20 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..core.ids import NODE_TYPES, node_id, split_id
+from ..core.ids import NODE_TYPES, kind_of, name_of, node_id, split_id
 
-__all__ = ["NODE_TYPES", "Graph", "Node", "node_id", "split_id"]
+__all__ = ["NODE_TYPES", "Graph", "ModelRunPlan", "Node", "node_id", "split_id"]
+
+
+@dataclass(frozen=True)
+class ModelRunPlan:
+    """The models of one run by name: in dependency order, in levels that may run at once, and each
+    one's upstream models (only models: sources and tests are not run). Built once from the graph by
+    :meth:`Graph.run_plan`, for the CLI, the Dagster assets and the tests alike."""
+
+    order: tuple[str, ...]
+    levels: tuple[tuple[str, ...], ...]
+    upstream: dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -143,3 +154,24 @@ class Graph:
 
     def of_type(self, kind: str) -> list[str]:
         return [n for n, node in self.nodes.items() if node.type == kind]
+
+    def upstream_models(self, name: str) -> frozenset[str]:
+        """The names of the models model ``name`` reads directly."""
+        return frozenset(name_of(u) for u in self.upstream_of(node_id("model", name)) if kind_of(u) == "model")
+
+    def run_plan(self, names: Iterable[str]) -> ModelRunPlan:
+        """The run plan of the models ``names`` (models outside them count as already built).
+
+        >>> g = Graph()
+        >>> for kind, name in (("source", "raw"), ("model", "a"), ("model", "b"), ("model", "c")):
+        ...     g.add_node(Node(node_id(kind, name), kind, name))
+        >>> for src, dst in (("source.raw", "model.a"), ("model.a", "model.b"), ("model.a", "model.c")):
+        ...     g.add_edge(src, dst)
+        >>> plan = g.freeze().run_plan(["c", "b", "a"])
+        >>> plan.order, plan.levels, sorted(plan.upstream["b"])
+        (('a', 'b', 'c'), (('a',), ('b', 'c')), ['a'])
+        """
+        ids = [node_id("model", n) for n in names]
+        return ModelRunPlan(order=tuple(name_of(i) for i in self.topological_order(ids)),
+                            levels=tuple(tuple(name_of(i) for i in lv) for lv in self.execution_levels(ids)),
+                            upstream={name_of(i): self.upstream_models(name_of(i)) for i in ids})

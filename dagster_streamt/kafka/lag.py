@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 
+from ..core.ids import kind_of, node_id
 from ..graph.streams import stream_readers
 from ..spark.paths import REAL_TIME_SUFFIX, ProjectPaths
 from ..spec.kafka import librdkafka_options
@@ -245,7 +246,7 @@ def kafka_sources(project: Project) -> list[Source]:
 
 
 def has_readers(loaded: LoadedProject, source: str) -> bool:
-    return any(d.startswith("model.") for d in loaded.graph.downstream_of(f"source.{source}"))
+    return any(kind_of(d) == "model" for d in loaded.graph.downstream_of(node_id("source", source)))
 
 
 def broker_settings(project: Project) -> tuple[str, dict[str, Any]] | None:

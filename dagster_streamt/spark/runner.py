@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
@@ -41,7 +42,7 @@ MAX_PARALLEL = 8
 
 
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
-               upstream: Mapping[str, set[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
+               upstream: Mapping[str, AbstractSet[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
                blocked: dict[str, str] | None = None,
                partition: PartitionScope | None = None, gates: Collection[str] | None = None) -> Iterator[ModelResult]:
     """Run ``models`` (topological order); yield one :class:`ModelResult` per model as it finishes.
@@ -70,7 +71,7 @@ def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list
     return [level for level in out if level] + ([rest] if rest else [])
 
 
-def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, set[str]],
+def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, AbstractSet[str]],
          full_refresh: frozenset[str], blocked: dict[str, str], gates: frozenset[str] | None) -> Iterator[ModelResult]:
     """Start each model as soon as its selected upstream models have finished (not when their whole
     level has): a long model holds back only its own downstream. Order among ready models follows
@@ -79,7 +80,7 @@ def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: 
     downstream is skipped) applies to them; other models' dependents start first."""
     selected = set(models)
     order = [name for level in levels for name in level]
-    ups = {name: upstream.get(name, set()) & selected for name in order}
+    ups = {name: upstream.get(name, frozenset()) & selected for name in order}
     finished: set[str] = set()
     waiting = list(order)
     # leaving: the models' pool first, then the background work (a quarantine query a failed model never waited for)
@@ -127,7 +128,7 @@ def _materialized(project: Project, name: str) -> str:
     return model.materialized or "table" if model else "unknown"
 
 
-def _skip_cause(project: Project, name: str, ups: set[str], blocked: Mapping[str, str]) -> str | None:
+def _skip_cause(project: Project, name: str, ups: AbstractSet[str], blocked: Mapping[str, str]) -> str | None:
     """Why ``name`` cannot run: disabled, or the root cause that blocked one of its upstream models."""
     model = project.models.get(name)
     if model is not None and not model.enabled:

@@ -208,17 +208,14 @@ def write_cases(root: Path, cases: tuple[Case, ...]) -> None:
 def run_spark(spark: Any, root: Path, cases: tuple[Case, ...]) -> dict[str, Result]:
     """Every case (and the base models) in one run of the project; each case's stored rows."""
     from dagster_streamt.api import load
+    from dagster_streamt.core.ids import names_of
     from dagster_streamt.spark import run_models
     from dagster_streamt.spark.warehouse import Warehouse
 
     loaded = load(root, "local", use_cache=False)
     errors = {d.message.split(":")[0].removeprefix("model ").strip("'"): d.format() for d in loaded.errors}
-    g = loaded.graph
-    ids = [i for i in g.of_type("model") if i.split(".", 1)[1] not in errors]
-    order = [i.split(".", 1)[1] for i in g.topological_order(ids)]
-    levels = [[i.split(".", 1)[1] for i in lv] for lv in g.execution_levels(ids)]
-    ups = {n: {u.split(".", 1)[1] for u in g.upstream_of(f"model.{n}") if u.startswith("model.")} for n in order}
-    results = {r.model: r for r in run_models(spark, loaded.project, order, levels, ups)}
+    plan = loaded.graph.run_plan(n for n in names_of(loaded.graph.of_type("model")) if n not in errors)
+    results = {r.model: r for r in run_models(spark, loaded.project, plan.order, plan.levels, plan.upstream)}
     warehouse = Warehouse(root / ".streamt" / "warehouse")
     out: dict[str, Result] = {}
     for case in cases:

@@ -251,6 +251,29 @@ def test_graph_order_levels_closures_and_typed_ids() -> None:
     assert set(g.nodes) >= {"test.orders_clean_quality", "source.orders_raw", "exposure.ops_dashboard"}
 
 
+def test_run_plan_of_a_selection_by_name() -> None:
+    """The one run plan the CLI, the Dagster assets and the Flink reference run from: models by name,
+    upstream models only (sources are read, not run), and a model outside the selection counts as built."""
+    g = _shop().graph
+    plan = g.run_plan(["order_metrics", "orders_clean", "customer_orders"])
+    assert plan.order == ("orders_clean", "customer_orders", "order_metrics")
+    assert plan.levels == (("orders_clean",), ("customer_orders", "order_metrics"))
+    assert plan.upstream == {"orders_clean": frozenset(), "customer_orders": frozenset({"orders_clean"}),
+                             "order_metrics": frozenset({"orders_clean"})}
+    alone = g.run_plan(["customer_orders"])
+    assert alone.levels == (("customer_orders",),) and alone.upstream["customer_orders"] == {"orders_clean"}
+    assert g.upstream_models("orders_clean") == frozenset()  # it reads sources only
+
+
+def test_graph_doctests() -> None:
+    import doctest
+
+    from dagster_streamt.graph import graph as graph_module
+
+    failed, tried = doctest.testmod(graph_module)
+    assert failed == 0 and tried >= 5
+
+
 def test_equal_names_never_collide(tmp_path: Path) -> None:
     write_project(tmp_path, {"sources/s.yml": SRC, "models/m.yml": """\
         models:
