@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..core.ids import NODE_TYPES, kind_of, name_of, node_id, split_id
@@ -24,7 +24,7 @@ class ModelRunPlan:
 
     order: tuple[str, ...]
     levels: tuple[tuple[str, ...], ...]
-    upstream: dict[str, frozenset[str]]
+    upstream: Mapping[str, frozenset[str]]
 
 
 @dataclass(frozen=True)
