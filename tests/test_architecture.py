@@ -154,6 +154,15 @@ def test_one_sql_front_end() -> None:
     assert bad == []
 
 
+def test_one_identifier_quoting() -> None:
+    """Names and paths are quoted for Spark SQL in one place (``dagster_streamt.sql.identifiers``): a
+    column named ``a`b`` or a folder with a backtick in it is escaped the same way everywhere."""
+    hand = ('replace("`", "``")', 'F.col(f"`{', "delta.`{")
+    bad = sorted(f"{p.relative_to(PACKAGE)}: {h}" for p in PACKAGE.rglob("*.py") if p.name != "identifiers.py"
+                 for h in hand if h in p.read_text(encoding="utf-8"))
+    assert bad == []
+
+
 def test_no_module_over_the_limit() -> None:
     long = sorted(f"{p.relative_to(PACKAGE)}: {n} lines" for p in PACKAGE.rglob("*.py")
                   if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)

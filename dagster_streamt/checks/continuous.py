@@ -21,6 +21,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..spec.models import Test
+from ..sql.identifiers import quote as _quoted
 from .assertions import ParsedAssertion, Relationships, Unique, parse_assertions
 from .kinds import KINDS, Mode, StreamProgress
 from .results import TestResult
@@ -37,10 +38,6 @@ VIOLATION_TYPES: dict[str, str] = {n: k.record_violation for n, k in sorted(KIND
 def evaluation_mode(a: ParsedAssertion) -> Mode:
     """How a continuous test evaluates ``a``: per offending record, per micro-batch, or from progress."""
     return KINDS[a.name].mode(a.params)
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: datetime | None = None, *,

@@ -1,4 +1,4 @@
-"""The pieces of a test's Spark SQL: quoting, literals, and what one assertion contributes."""
+"""The pieces of a test's Spark SQL: literals, and what one assertion contributes (quoting: sql.identifiers)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,6 @@ from .parsed import ParsedAssertion
 Resolve = Callable[[str, str], str]  # (kind: "model" | "source", name) -> relation identifier
 Kind = Literal["rows", "aggregate", "schema", "progress"]
 ROW = "`__t`"  # alias of the tested relation in every statement
-
-
-def ident(column: str) -> str:
-    """Backquote a column name; dots address nested struct fields (``payload.id``)."""
-    return ".".join("`" + part.replace("`", "``") + "`" for part in column.split("."))
 
 
 def literal(value: Any) -> str:

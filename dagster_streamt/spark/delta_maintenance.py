@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from ..sql.identifiers import delta_path as _quoted
 from .delta_history import commits, data_files, table_rows
 from .delta_table import USER_METADATA
 from .errors import ModelRunError
@@ -60,10 +61,6 @@ def _conf(spark: SparkSession, key: str, value: str | None) -> Iterator[None]:
             spark.conf.unset(key)
         else:
             spark.conf.set(key, before)
-
-
-def _quoted(path: Loc) -> str:
-    return "delta.`" + str(path).replace("`", "``") + "`"
 
 
 def restorable(table: Loc) -> tuple[int, int, dict[int, dict]]:

@@ -16,14 +16,13 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
+from ..sql.identifiers import delta_path
+from ..sql.identifiers import quote as _ident
 from .delta_table import DELTA, is_delta_table
+from .keyed_table import insert_all, update_all
 from .observed_views import sql_over
 from .store import Loc, remove_tree
 from .table_state import stage
-
-
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _exists(spark: SparkSession, path: str) -> bool:
@@ -41,9 +40,9 @@ def merge_by_key(df: DataFrame, path: str, key: tuple[str, ...]) -> None:
     """``MERGE`` ``df`` (one row per key) into the Delta table at ``path``: NULL-safe key equality."""
     source = f"streamt_upsert_{uuid.uuid4().hex[:12]}"
     on = " AND ".join(f"t.{_ident(k)} <=> s.{_ident(k)}" for k in key)
-    target = path.replace("`", "``")
-    sql_over(df.sparkSession, f"MERGE INTO delta.`{target}` AS t USING `{source}` AS s ON {on} "
-             "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *", {source: df}).collect()
+    sql_over(df.sparkSession, f"MERGE INTO {delta_path(path)} AS t USING `{source}` AS s ON {on} "
+             f"WHEN MATCHED THEN {update_all(df.columns)} WHEN NOT MATCHED THEN {insert_all(df.columns)}",
+             {source: df}).collect()
 
 
 def publish(df: DataFrame, path: str, mode: str, key: tuple[str, ...], verify: Callable[[], None], scratch: Loc,

@@ -11,15 +11,12 @@ from typing import Literal
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..sql.identifiers import quote
 from .errors import ModelRunError
 from .progress import IN_PREFIX
 
 Mode = Literal["batch", "stream"]
 DEFAULT_DELAY = "5 seconds"  # streamt's default watermark: 5000 ms of out-of-orderness
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,7 @@ def as_timestamp(df: DataFrame, column: str) -> DataFrame:
     kind = dict(df.dtypes).get(column, "")
     if kind.startswith("timestamp"):
         return df
-    value = F.col(f"`{column}`")
+    value = F.col(quote(column))
     integral = kind in ("bigint", "int", "smallint")
     converted = F.timestamp_millis(value.cast("long")) if integral else F.to_timestamp(value)
     return df.withColumn(column, converted)

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from ..kafka.transactions import KafkaPublishError, Record, TopicWriter
 from ..spec.kafka import librdkafka_options
 from ..spec.project import Project
+from ..sql.identifiers import quote
 from .checkpoints import query_id
 from .errors import ModelRunError
 
@@ -30,11 +31,11 @@ def keyed(df: DataFrame, key: Sequence[str]) -> DataFrame:
     already shaped as messages (a ``value`` column, optionally ``key``) is sent as it is."""
     if "value" in df.columns and set(df.columns) <= _MESSAGE_COLUMNS:
         return df.select(*[F.col(c).cast("string") for c in ("key", "value") if c in df.columns])
-    cols = [F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns])).alias("value")]
+    cols = [F.to_json(F.struct(*[F.col(quote(c)) for c in df.columns])).alias("value")]
     if len(key) == 1:
-        cols.append(F.col(f"`{key[0]}`").cast("string").alias("key"))
+        cols.append(F.col(quote(key[0])).cast("string").alias("key"))
     elif key:
-        cols.append(F.to_json(F.struct(*[F.col(f"`{k}`") for k in key])).alias("key"))
+        cols.append(F.to_json(F.struct(*[F.col(quote(k)) for k in key])).alias("key"))
     return df.select(*cols)
 
 

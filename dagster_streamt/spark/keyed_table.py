@@ -26,6 +26,8 @@ from ..checks.sql_text import literal
 from ..spec.connectors import model_key
 from ..spec.models import Model
 from ..spec.project import Project
+from ..sql.identifiers import delta_path
+from ..sql.identifiers import quote as _q
 from .delta_table import USER_METADATA
 from .delta_table import write as delta_write
 from .errors import ModelRunError
@@ -48,10 +50,6 @@ class TableKey:
     columns: tuple[str, ...]
     latest: str | None  # event-time column: its latest row per key is kept; None: a shared key is an error
     where: str  # "file:line: " of the model's `key:`, or ""
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _event_columns(project: Project, model: Model, inputs: Sequence[tuple[str, str]]) -> list[str]:
@@ -127,30 +125,44 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
     When no stored row lies within the new keys' bounds, the rows are appended instead (same result,
     without the MERGE's join)."""
     on = " AND ".join(f"t.{_q(k)} <=> s.{_q(k)}" for k in key.columns)
+    with _own_session(spark) as own:
+        source = own.read.parquet(staged)
+        return _merge(own, source, location, key, record, on)
+
+
+def _merge(own: SparkSession, source: DataFrame, location: Loc, key: TableKey, record: RefreshRecord,
+           on: str) -> dict[str, int]:
     if key.latest is not None:
         t, s = f"t.{_q(key.latest)}", f"s.{_q(key.latest)}"
-        matched = f"WHEN MATCHED AND ({t} IS NULL OR {s} >= {t}) THEN UPDATE SET * "
+        matched = f"WHEN MATCHED AND ({t} IS NULL OR {s} >= {t}) THEN {update_all(source.columns)} "
     else:
         shown = " || ', ' || ".join(f"{literal(k + '=')} || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')"
                                     for k in key.columns)
         first = _q(key.columns[0])
         matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
-    target = str(location).replace("`", "``")
-    with _own_session(spark) as own:
-        source = own.read.parquet(staged)
-        ranges = _key_ranges(source, key)
-        if ranges and own.sql(f"SELECT 1 FROM delta.`{target}` AS t WHERE TRUE{ranges} LIMIT 1").isEmpty():
-            # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
-            # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
-            rows = source.count()
-            delta_write(source, location, "append", record)
-            return {"inserted": rows, "updated": 0}
-        text = (f"MERGE INTO delta.`{target}` AS t USING `streamt_upsert` AS s ON {on}{ranges} "
-                f"{matched}WHEN NOT MATCHED THEN INSERT *")
-        own.conf.set(USER_METADATA, record_json(record))
-        result = sql_over(own, text, {"streamt_upsert": source}).collect()
+    ranges = _key_ranges(source, key)
+    if ranges and own.sql(f"SELECT 1 FROM {delta_path(location)} AS t WHERE TRUE{ranges} LIMIT 1").isEmpty():
+        # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
+        # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
+        rows = source.count()
+        delta_write(source, location, "append", record)
+        return {"inserted": rows, "updated": 0}
+    text = (f"MERGE INTO {delta_path(location)} AS t USING `streamt_upsert` AS s ON {on}{ranges} "
+            f"{matched}WHEN NOT MATCHED THEN {insert_all(source.columns)}")
+    own.conf.set(USER_METADATA, record_json(record))
+    result = sql_over(own, text, {"streamt_upsert": source}).collect()
     counts = result[0].asDict() if result else {}
     return {"inserted": int(counts.get("num_inserted_rows") or 0), "updated": int(counts.get("num_updated_rows") or 0)}
+
+
+def update_all(columns: Sequence[str]) -> str:
+    """``UPDATE SET *`` spelled out: Delta's expansion of ``*`` cannot name a column with a backtick."""
+    return "UPDATE SET " + ", ".join(f"t.{_q(c)} = s.{_q(c)}" for c in columns)
+
+
+def insert_all(columns: Sequence[str]) -> str:
+    """``INSERT *`` spelled out (see :func:`update_all`)."""
+    return f"INSERT ({', '.join(_q(c) for c in columns)}) VALUES ({', '.join(f's.{_q(c)}' for c in columns)})"
 
 
 _RANGED = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "double", "string", "date", "timestamp")

@@ -16,14 +16,11 @@ from typing import Any
 
 from pyspark.sql import DataFrame, Observation, SparkSession
 
+from ..sql.identifiers import quote as _quote
 from .session import is_connect
 
 _FLOWS: dict[str, dict[str, Any]] = {}
 _LOCK = threading.Lock()
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from ..spec.models import PartitionedBy
+from ..sql.identifiers import quote
 
 KEY_COLUMN = "streamt_partition"
 # granularity -> (Python key format shared with the Dagster partitions definition, Spark pattern, date_trunc unit)
@@ -45,7 +46,7 @@ def describe(pb: PartitionedBy) -> str:
 def key_expr(pb: PartitionedBy) -> Column:
     """The partition key of each row. Time keys are computed in the session time zone, which a
     partitioned model's session sets to ``partitioned_by.timezone`` (see RunContext.for_model)."""
-    column = F.col(f"`{pb.column}`")
+    column = F.col(quote(str(pb.column)))
     if pb.values is not None:
         return column.cast("string")
     _, pattern, unit = TIME_KEYS[pb.granularity or "day"]

@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 from ..core.files import atomic_write
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
+from ..sql.identifiers import quote
 from .delta_table import current_commit
 from .errors import ModelRunError
 from .input_files import Snapshot
@@ -57,7 +58,7 @@ def quarantine_name(source: str) -> str:
 def reason(source: Source, data_columns: tuple[str, ...]) -> Column:
     """Why a corrupt record was set aside: nothing parsed, or a value that does not fit its column."""
     fmt = source.resolved_format
-    all_null = reduce(lambda a, b: a & b, (F.col(f"`{c}`").isNull() for c in data_columns), F.lit(True))
+    all_null = reduce(lambda a, b: a & b, (F.col(quote(c)).isNull() for c in data_columns), F.lit(True))
     return F.when(all_null, F.lit(f"malformed {fmt} record: could not be parsed")).otherwise(
         F.lit(f"{fmt} record does not match the declared columns (a value of the wrong type or a missing field)"))
 
@@ -122,7 +123,7 @@ def stream_read(spark: SparkSession, project: Project, source: Source, batch: So
     schema = None
     if batch is not None and source.resolved_format in FILE_FORMATS and declared_ddl(source) is None:
         fields = [f for f in batch.df.schema.fields if f.name in batch.data_columns]
-        schema = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in fields) or None
+        schema = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in fields) or None
     if source.resolved_format in FILE_FORMATS and source.path and "://" not in source.path:
         path = project.resolve_path(source.path)
         if path.is_file():

@@ -30,6 +30,7 @@ from ..spec.connectors import sink_target
 from ..spec.kafka import kafka_client_options
 from ..spec.models import FILE_FORMATS, Model, SinkConfig
 from ..spec.topics import local_dir
+from ..sql.identifiers import quote
 from . import delta_sink
 from .checkpoints import explain_failure, query_id
 from .context import RunContext
@@ -153,9 +154,9 @@ def prepare(df: DataFrame, target: Target) -> Prepared:
     key = target.plan.key if target.plan else ()
     if not key:
         return Prepared(df.observe(obs, *metrics), obs, target)
-    null_key = reduce(lambda a, b: a | b, [F.col(f"`{k}`").isNull() for k in key])
-    order = [F.col(f"`{target.order}`").desc()] if target.order else [F.col(f"`{k}`") for k in key]
-    ranked = df.withColumn(RANK, F.row_number().over(Window.partitionBy(*[F.col(f"`{k}`") for k in key])
+    null_key = reduce(lambda a, b: a | b, [F.col(quote(k)).isNull() for k in key])
+    order = [F.col(quote(target.order)).desc()] if target.order else [F.col(quote(k)) for k in key]
+    ranked = df.withColumn(RANK, F.row_number().over(Window.partitionBy(*[F.col(quote(k)) for k in key])
                                                      .orderBy(*order)))
     metrics += [F.count(F.when(null_key, 1)).alias("null_keys"),
                 F.count(F.when(F.col(RANK) > 1, 1)).alias("superseded")]

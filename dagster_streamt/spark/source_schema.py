@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 from ..core.files import atomic_write
 from ..spec.models import Source
 from ..spec.project import Project
+from ..sql.identifiers import quote
 from .errors import ModelRunError
 
 CORRUPT = "_corrupt_record"
@@ -36,7 +37,7 @@ def declared_ddl(source: Source) -> str | None:
     """The declared columns as DDL when every one of them has a type (then they are the schema)."""
     if not source.columns or any(c.type is None for c in source.columns):
         return None
-    return ", ".join(f"`{c.name}` {c.type}" for c in source.columns)
+    return ", ".join(f"{quote(c.name)} {c.type}" for c in source.columns)
 
 
 def _overlay(inferred: StructType, source: Source) -> str:
@@ -48,8 +49,8 @@ def _overlay(inferred: StructType, source: Source) -> str:
         if f.name == CORRUPT:
             continue
         col = declared.pop(f.name.lower(), None)
-        parts.append(f"`{f.name}` {col.type if col is not None and col.type else f.dataType.simpleString()}")
-    parts += [f"`{c.name}` {c.type or 'string'}" for c in declared.values()]
+        parts.append(f"{quote(f.name)} {col.type if col is not None and col.type else f.dataType.simpleString()}")
+    parts += [f"{quote(c.name)} {c.type or 'string'}" for c in declared.values()]
     return ", ".join(parts)
 
 

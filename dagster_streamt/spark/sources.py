@@ -20,6 +20,7 @@ from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..spec.source import STREAMABLE_FORMATS
 from ..spec.topics import topic_folder
+from ..sql.identifiers import quote
 from .errors import ModelRunError, missing_format, missing_format_hint
 from .kafka_values import VALUE_FORMAT, is_metadata, metadata_used, parse, value_format
 from .source_schema import CORRUPT, LOCATOR, declared_ddl, resolve
@@ -167,7 +168,7 @@ def valid_rows(read: SourceRead) -> DataFrame:
         return read.df
     condition = F.col(CORRUPT).isNull()
     if read.data_columns:
-        condition &= F.hash(*[F.col(f"`{c}`") for c in read.data_columns]) >= F.lit(-(2**31))
+        condition &= F.hash(*[F.col(quote(c)) for c in read.data_columns]) >= F.lit(-(2**31))
     return read.df.where(condition).drop(CORRUPT, LOCATOR)
 
 

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ..sql.aggregate_state import AggregateState
+from ..sql.identifiers import quote as _ident
 from .context import RunContext
 from .delta_table import DELTA, current_version
 from .observed_views import collect_flows, sql_over
@@ -40,10 +41,6 @@ MERGES: dict[str, Callable[[Column], Column]] = {"sum": F.sum, "min": F.min, "ma
 
 def _q(name: str) -> Column:
     return F.col(_ident(name))
-
-
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def same_columns(a: StructType, b: StructType) -> bool:

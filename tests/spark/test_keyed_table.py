@@ -161,3 +161,28 @@ def test_the_merge_bounds_each_orderable_key_by_the_new_rows(spark: Any) -> None
     with_null = rows.union(spark.createDataFrame([(None, None, None)], rows.schema))
     assert _key_ranges(with_null, key) == ""
     assert _key_ranges(rows.select("tags"), TableKey("m", ("tags",), None, "")) == ""
+
+
+def test_odd_names_are_quoted_in_every_statement(spark: Any, tmp_project: Any) -> None:
+    """A key column named ``cust`id`` in a project folder with a backtick: the source's schema, the
+    latest row per key, the MERGE's range probe and the MERGE itself quote them alike
+    (:mod:`dagster_streamt.sql.identifiers`)."""
+    columns = [{"name": "cust`id", "type": "bigint"}, {"name": "tier", "type": "string"},
+               {"name": "updated_at", "type": "timestamp"}]
+    project = tmp_project({
+        "sources": [{"name": "customers_raw", "format": "json", "path": "data/customers", "columns": columns,
+                     "event_time": {"column": "updated_at", "watermark": "1 hour"}}],
+        "models": [{"name": "customers", "materialized": "table", "key": "cust`id",
+                    "sql": 'SELECT `cust``id`, tier, updated_at FROM {{ source("customers_raw") }}'}]},
+        {"data/customers/part-1.json": jsonl({"cust`id": r["customer_id"], "tier": r["tier"],
+                                              "updated_at": r["updated_at"]} for r in FIRST)}, name="odd`name")
+    assert run(spark, project)["customers"].ok
+    add(project, "part-2.json", [{"cust`id": r["customer_id"], "tier": r["tier"], "updated_at": r["updated_at"]}
+                                 for r in SECOND])
+    upserted = run(spark, project)["customers"]
+    assert upserted.ok, upserted.error
+    assert upserted.refresh == "upsert"
+    location = Warehouse.for_project(project).table_location("customers")
+    assert location is not None and "odd`name" in str(location)
+    assert sorted(((r["cust`id"], r["tier"]) for r in rows(spark, location)), key=repr) == \
+        [(1, "gold"), (2, "silver"), (3, "gold"), (None, "some")]

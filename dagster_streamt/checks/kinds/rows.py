@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ...sql.identifiers import quote_path as ident
 from ..params import AcceptedValues, Expression, ExpressionIsTrue, NotNull, Range, Relationships, Unique
 from ..parsed import ParsedAssertion
 from ..results import Verdict
-from ..sql_text import ROW, AssertionSql, SqlContext, as_text, ident, literal
+from ..sql_text import ROW, AssertionSql, SqlContext, as_text, literal
 from .base import AssertionKind, Evidence, as_int, counted_verdict, pct, register
 
 
