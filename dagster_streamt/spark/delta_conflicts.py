@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .conditions import spark_errors
 from .store import ObjectPath
 
-# Delta's error classes and exception names -> what happened, in words
+# Delta's error conditions -> what happened, in words
 CONFLICTS: dict[str, str] = {
     "DELTA_CONCURRENT_APPEND": "added data this run should have read",
     "DELTA_CONCURRENT_DELETE_READ": "deleted data this run read",
@@ -23,33 +24,16 @@ CONFLICTS: dict[str, str] = {
     "DELTA_CONCURRENT_WRITE": "wrote new data since this run read the table",
     "DELTA_CONCURRENT_TRANSACTION": "ran the same streaming query (the same checkpoint) into the table",
 }
-_EXCEPTIONS = {"ConcurrentAppendException": "DELTA_CONCURRENT_APPEND",
-               "ConcurrentDeleteReadException": "DELTA_CONCURRENT_DELETE_READ",
-               "ConcurrentDeleteDeleteException": "DELTA_CONCURRENT_DELETE_DELETE",
-               "MetadataChangedException": "DELTA_METADATA_CHANGED",
-               "ProtocolChangedException": "DELTA_PROTOCOL_CHANGED",
-               "ConcurrentWriteException": "DELTA_CONCURRENT_WRITE",
-               "ConcurrentTransactionException": "DELTA_CONCURRENT_TRANSACTION"}
-_CLASS = re.compile(r"\[(DELTA_[A-Z_]+)(?:\.[A-Z_]+)?\]\s*(.*)")
-_NAME = re.compile(r"(?:io\.delta\.exceptions\.|org\.apache\.spark\.sql\.delta\.)(\w+Exception)")
 _WINNER = re.compile(r"committed at version (\d+)|\(committed at version (\d+)\)")
 
 
 def conflict_of(exc: BaseException) -> tuple[str, str] | None:
-    """(Delta error class, Delta's own sentence) when ``exc`` (or a cause of it) is a commit conflict."""
-    texts: list[str] = []
-    inner: BaseException | None = exc
-    while inner is not None and len(texts) < 10:  # pyspark's captured errors keep their JVM causes
-        texts.append(str(inner))
-        inner = getattr(inner, "cause", None) or inner.__cause__
-    for text in texts:
-        for m in _CLASS.finditer(text):
-            if m.group(1) in CONFLICTS:
-                return m.group(1), m.group(2).splitlines()[0].strip()
-        named = _NAME.search(text)
-        if named and named.group(1) in _EXCEPTIONS:
-            rest = text[named.end():].lstrip(": ").splitlines()
-            return _EXCEPTIONS[named.group(1)], rest[0].strip() if rest else named.group(1)
+    """(Delta error condition, Delta's own sentence) when ``exc`` (or a cause of it) is a commit conflict:
+    Delta raises its conflicts as Spark errors with a condition (``DELTA_CONCURRENT_APPEND`` or a
+    sub-condition of it)."""
+    for error in spark_errors(exc):
+        if error.condition in CONFLICTS:
+            return error.condition, error.message.splitlines()[0].strip() if error.message else error.condition
     return None
 
 

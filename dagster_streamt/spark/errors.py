@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ..jars import sets
+from .conditions import cause_of
 from .store import ObjectPath
 
 # Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint (from jars.sets).
@@ -54,10 +55,10 @@ def first_meaningful_line(exc: BaseException) -> str:
     if not line.startswith(_WRAPPERS):
         return line
     causes: list[str] = []
-    inner = _cause(exc)  # pyspark's captured JVM errors keep their cause chain
+    inner = cause_of(exc)  # pyspark's captured JVM errors keep their cause chain
     while inner is not None and len(causes) < 10:
         causes.append(str(inner))
-        inner = _cause(inner)
+        inner = cause_of(inner)
     # or a printed JVM stack trace names it (pyspark keeps it apart from the message when its debug is off)
     causes += _CAUSE.findall(f"{exc}\n{getattr(exc, '_stackTrace', '') or ''}")
     for cause in causes:
@@ -65,12 +66,6 @@ def first_meaningful_line(exc: BaseException) -> str:
         if found and not found.startswith(_WRAPPERS):
             return f"{found} ({line.split(']')[0].lstrip('[')})"[:MAX_MESSAGE]
     return line
-
-
-def _cause(exc: BaseException) -> BaseException | None:
-    """The exception ``exc`` wraps: Python's chain, or the JVM cause pyspark's captured errors convert."""
-    inner = getattr(exc, "_cause", None) or getattr(exc, "cause", None) or exc.__cause__
-    return inner if isinstance(inner, BaseException) else None
 
 
 def _meaningful(text: str) -> str | None:

@@ -33,6 +33,7 @@ from ..core.files import atomic_write
 from ..spec.models import FILE_FORMATS, Source
 from ..spec.project import Project
 from ..sql.identifiers import quote
+from .conditions import conditions
 from .delta_table import current_commit
 from .errors import ModelRunError
 from .input_files import Snapshot
@@ -186,7 +187,7 @@ def quarantine_source(spark: SparkSession, project: Project, paths: ProjectPaths
     except ModelRunError:
         raise
     except Exception as exc:
-        if "DELTA_" in str(exc) and "SCHEMA" in str(exc).upper():
+        if {"DELTA_METADATA_MISMATCH", "DELTA_FAILED_TO_MERGE_FIELDS"} & set(conditions(exc)):  # its schema
             raise ModelRunError(
                 f"source {source.name}: its quarantine table {warehouse.quarantine_dir(source.name)} has columns "
                 f"other than {QUARANTINE_SCHEMA}; move it away (the next run writes a new one)") from exc

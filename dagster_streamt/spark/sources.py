@@ -21,6 +21,7 @@ from ..spec.project import Project
 from ..spec.source import STREAMABLE_FORMATS
 from ..spec.topics import topic_folder
 from ..sql.identifiers import quote
+from .conditions import conditions
 from .errors import ModelRunError, missing_format, missing_format_hint
 from .kafka_values import VALUE_FORMAT, is_metadata, metadata_used, parse, value_format
 from .source_schema import CORRUPT, LOCATOR, declared_ddl, resolve
@@ -145,7 +146,7 @@ def read_source(spark: SparkSession, project: Project, source: Source, *, stream
     except Exception as exc:
         if missing_format(exc):
             raise ModelRunError(f"source {source.name}: {missing_format_hint(fmt)}") from exc
-        if "UNABLE_TO_INFER_SCHEMA" in str(exc):
+        if "UNABLE_TO_INFER_SCHEMA" in conditions(exc):
             raise ModelRunError(f"source {source.name}: Spark cannot infer a schema from {source.path} (is the "
                                 "folder empty?); declare `columns:` with a name and type each") from exc
         raise
