@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
 from ..sql.identifiers import delta_path as _quoted
@@ -111,7 +112,7 @@ def restore(spark: SparkSession, warehouse: Warehouse, model: str, target: int) 
                                 f"`streamt run -s {model}` writes it")
         meta = restorable(table)[2][target].get("userMetadata")
         with _conf(spark, USER_METADATA, meta if isinstance(meta, str) else None):
-            spark.sql(f"RESTORE TABLE {_quoted(table)} TO VERSION AS OF {int(target)}").collect()
+            DeltaTable.forPath(spark, str(table)).restoreToVersion(int(target))
         version = max(restorable(table)[2])
         rows = table_rows(table, version)
         df = spark.read.format("delta").load(str(table))
@@ -152,15 +153,15 @@ def vacuum(spark: SparkSession, warehouse: Warehouse, paths: ProjectPaths, model
     with warehouse.lock(model), (FileLock(paths.checkpoint_lock(model), busy_message=busy, model=model)
                                  if stream else _nothing()):
         before = _data_files(table)
-        retain = f"RETAIN {hours:g} HOURS"
         check = "false" if hours < DELTA_MIN_RETENTION_HOURS else None
         with _conf(spark, RETENTION_CHECK, check):
             if dry_run:
-                listed = spark.sql(f"VACUUM {_quoted(table)} {retain} DRY RUN").collect()
+                # (delta-spark's DeltaTable has no dry run: Delta's SQL has)
+                listed = spark.sql(f"VACUUM {_quoted(table)} RETAIN {hours:g} HOURS DRY RUN").collect()
                 gone = {_relative(str(r[0]), table) for r in listed}
                 gone &= set(before)
             else:
-                spark.sql(f"VACUUM {_quoted(table)} {retain}").collect()
+                DeltaTable.forPath(spark, str(table)).vacuum(hours)
                 gone = set(before) - set(_data_files(table))
     return Vacuumed(model, len(gone), sum(before[f] for f in gone))
 
