@@ -5,7 +5,9 @@ PySpark converts a JVM error it knows (an ``AnalysisException``) with its condit
 (Delta's ``ConcurrentAppendException``) over as an ``UnknownException`` without one, or unconverted as a
 ``Py4JJavaError`` from a call it does not wrap. For those the condition is read from the JVM error
 itself (``SparkThrowable.getCondition``), down its chain of causes. On Spark Connect every error carries
-its condition.
+its condition. Importing delta-spark's exceptions (here, so before any run) makes PySpark convert Delta's
+commit conflicts to delta-spark's own classes, whatever else the process imports
+(:mod:`.delta_conflicts`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import delta.exceptions  # noqa: F401 - installs delta-spark's conversion of Delta's conflicts
 from py4j.protocol import Py4JError, Py4JJavaError  # type: ignore[import-untyped]
 from pyspark.errors import PySparkException
 

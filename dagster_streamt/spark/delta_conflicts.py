@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .conditions import spark_errors
+from delta.exceptions import base as delta_errors
+
+from .conditions import causes, spark_errors
 from .store import ObjectPath
 
 # Delta's error conditions -> what happened, in words
@@ -24,13 +26,29 @@ CONFLICTS: dict[str, str] = {
     "DELTA_CONCURRENT_WRITE": "wrote new data since this run read the table",
     "DELTA_CONCURRENT_TRANSACTION": "ran the same streaming query (the same checkpoint) into the table",
 }
+_TYPED: tuple[tuple[type[BaseException], str], ...] = (  # delta-spark's classes, most specific first
+    (delta_errors.ConcurrentAppendException, "DELTA_CONCURRENT_APPEND"),
+    (delta_errors.ConcurrentDeleteReadException, "DELTA_CONCURRENT_DELETE_READ"),
+    (delta_errors.ConcurrentDeleteDeleteException, "DELTA_CONCURRENT_DELETE_DELETE"),
+    (delta_errors.MetadataChangedException, "DELTA_METADATA_CHANGED"),
+    (delta_errors.ProtocolChangedException, "DELTA_PROTOCOL_CHANGED"),
+    (delta_errors.ConcurrentTransactionException, "DELTA_CONCURRENT_TRANSACTION"),
+    (delta_errors.ConcurrentWriteException, "DELTA_CONCURRENT_WRITE"),
+)
 _WINNER = re.compile(r"committed at version (\d+)|\(committed at version (\d+)\)")
 
 
 def conflict_of(exc: BaseException) -> tuple[str, str] | None:
-    """(Delta error condition, Delta's own sentence) when ``exc`` (or a cause of it) is a commit conflict:
-    Delta raises its conflicts as Spark errors with a condition (``DELTA_CONCURRENT_APPEND`` or a
-    sub-condition of it)."""
+    """(Delta error condition, Delta's own sentence) when ``exc`` (or a cause of it) is a commit conflict.
+
+    delta-spark's Python package converts Delta's conflicts into its own exception classes (on Spark
+    Connect too) once it is imported, as it is here; an error no conversion reached (a call PySpark
+    does not wrap) is recognised by its Spark error condition instead."""
+    for inner in causes(exc):
+        for kind, condition in _TYPED:
+            if isinstance(inner, kind):
+                said = str(inner).split("]", 1)[-1].strip() if str(inner).startswith("[") else str(inner).strip()
+                return condition, said.splitlines()[0].strip() if said else condition
     for error in spark_errors(exc):
         if error.condition in CONFLICTS:
             return error.condition, error.message.splitlines()[0].strip() if error.message else error.condition
