@@ -45,8 +45,10 @@ def causes(exc: BaseException) -> list[BaseException]:
     return chain
 
 
-def _message(condition: str, text: str) -> str:
-    return text.split(f"[{condition}]", 1)[-1].strip()
+def without_condition(text: str) -> str:
+    """An error's message without the ``[CONDITION.SUB]`` it starts with, if it does."""
+    text = text.strip()
+    return text.split("]", 1)[1].strip() if text.startswith("[") and "]" in text else text
 
 
 def _jvm_errors(error: Any) -> list[SparkError]:
@@ -62,7 +64,7 @@ def _jvm_errors(error: Any) -> list[SparkError]:
         except Py4JError:
             condition, message, cause = None, "", None
         if condition:
-            found.append(SparkError(str(condition).split(".")[0], _message(str(condition), message)))
+            found.append(SparkError(str(condition).split(".")[0], without_condition(message)))
         error = cause
     return found
 
@@ -83,7 +85,7 @@ def spark_errors(exc: BaseException) -> list[SparkError]:
         elif isinstance(inner, PySparkException):
             condition = _condition(inner)
             if condition:
-                found.append(SparkError(condition.split(".")[0], _message(condition, str(inner))))
+                found.append(SparkError(condition.split(".")[0], without_condition(str(inner))))
     return found
 
 

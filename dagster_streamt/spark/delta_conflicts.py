@@ -13,7 +13,7 @@ from pathlib import Path
 
 from delta.exceptions import base as delta_errors
 
-from .conditions import causes, spark_errors
+from .conditions import causes, spark_errors, without_condition
 from .store import ObjectPath
 
 # Delta's error conditions -> what happened, in words
@@ -47,7 +47,7 @@ def conflict_of(exc: BaseException) -> tuple[str, str] | None:
     for inner in causes(exc):
         for kind, condition in _TYPED:
             if isinstance(inner, kind):
-                said = str(inner).split("]", 1)[-1].strip() if str(inner).startswith("[") else str(inner).strip()
+                said = without_condition(str(inner))
                 return condition, said.splitlines()[0].strip() if said else condition
     for error in spark_errors(exc):
         if error.condition in CONFLICTS:

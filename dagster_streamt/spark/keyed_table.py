@@ -127,30 +127,25 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
     on = " AND ".join(f"t.{_q(k)} <=> s.{_q(k)}" for k in key.columns)
     with _own_session(spark) as own:
         source = own.read.parquet(staged)
-        return _merge(own, source, location, key, record, on)
-
-
-def _merge(own: SparkSession, source: DataFrame, location: Loc, key: TableKey, record: RefreshRecord,
-           on: str) -> dict[str, int]:
-    if key.latest is not None:
-        t, s = f"t.{_q(key.latest)}", f"s.{_q(key.latest)}"
-        matched = f"WHEN MATCHED AND ({t} IS NULL OR {s} >= {t}) THEN {update_all(source.columns)} "
-    else:
-        shown = " || ', ' || ".join(f"{literal(k + '=')} || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')"
-                                    for k in key.columns)
-        first = _q(key.columns[0])
-        matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
-    ranges = _key_ranges(source, key)
-    if ranges and own.sql(f"SELECT 1 FROM {delta_path(location)} AS t WHERE TRUE{ranges} LIMIT 1").isEmpty():
-        # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
-        # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
-        rows = source.count()
-        delta_write(source, location, "append", record)
-        return {"inserted": rows, "updated": 0}
-    text = (f"MERGE INTO {delta_path(location)} AS t USING `streamt_upsert` AS s ON {on}{ranges} "
-            f"{matched}WHEN NOT MATCHED THEN {insert_all(source.columns)}")
-    own.conf.set(USER_METADATA, record_json(record))
-    result = sql_over(own, text, {"streamt_upsert": source}).collect()
+        if key.latest is not None:
+            t, s = f"t.{_q(key.latest)}", f"s.{_q(key.latest)}"
+            matched = f"WHEN MATCHED AND ({t} IS NULL OR {s} >= {t}) THEN {update_all(source.columns)} "
+        else:
+            shown = " || ', ' || ".join(f"{literal(k + '=')} || coalesce(CAST(s.{_q(k)} AS STRING), 'NULL')"
+                                        for k in key.columns)
+            first = _q(key.columns[0])
+            matched = f"WHEN MATCHED THEN UPDATE SET t.{first} = raise_error('{FAULT}:known:' || {shown}) "
+        ranges = _key_ranges(source, key)
+        if ranges and own.sql(f"SELECT 1 FROM {delta_path(location)} AS t WHERE TRUE{ranges} LIMIT 1").isEmpty():
+            # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
+            # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
+            rows = source.count()
+            delta_write(source, location, "append", record)
+            return {"inserted": rows, "updated": 0}
+        text = (f"MERGE INTO {delta_path(location)} AS t USING `streamt_upsert` AS s ON {on}{ranges} "
+                f"{matched}WHEN NOT MATCHED THEN {insert_all(source.columns)}")
+        own.conf.set(USER_METADATA, record_json(record))
+        result = sql_over(own, text, {"streamt_upsert": source}).collect()
     counts = result[0].asDict() if result else {}
     return {"inserted": int(counts.get("num_inserted_rows") or 0), "updated": int(counts.get("num_updated_rows") or 0)}
 
