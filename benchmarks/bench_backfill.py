@@ -156,7 +156,7 @@ def main() -> int:
 STOP = """
 import sys
 from pathlib import Path
-from dagster_streamt.spark.project_server import stop_project_server
+from dagster_streamt.spark.session.project_server import stop_project_server
 from dagster_streamt.spec.loader import load_project
 stop_project_server(load_project(Path(sys.argv[1]))[0])
 """

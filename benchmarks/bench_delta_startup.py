@@ -29,8 +29,8 @@ def child(delta: bool, folder: str) -> None:
     """One measurement: session start, first job, first table write."""
     from dagster_streamt.jars import sets
     from dagster_streamt.jars.fetch import jars_for
-    from dagster_streamt.spark.session import _embedded
-    from dagster_streamt.spark.settings import SparkSettings, session_conf
+    from dagster_streamt.spark.session.session import _embedded
+    from dagster_streamt.spark.session.settings import SparkSettings, session_conf
     from dagster_streamt.spec.loader import load_project
 
     project, _ = load_project(Path(folder))

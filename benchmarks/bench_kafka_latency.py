@@ -47,7 +47,7 @@ from tests.kafka.topics import read_messages  # noqa: E402
 LOG_APPEND = {"message.timestamp.type": "LogAppendTime"}
 SCHEMA = "order_id STRING, customer_id STRING, amount DOUBLE, ts TIMESTAMP, sent_ms BIGINT"
 FILTER_SQL = "SELECT order_id, customer_id, amount, ts, sent_ms FROM {src} WHERE amount > 100"
-MICRO_BATCH = "5 seconds"  # dagster_streamt.spark.continuous.DEFAULT_TRIGGER
+MICRO_BATCH = "5 seconds"  # dagster_streamt.spark.streams.continuous.DEFAULT_TRIGGER
 
 PROJECT = """\
 project:
@@ -107,7 +107,7 @@ def _session(name: str) -> Any:
 
     from dagster_streamt.jars import sets
     from dagster_streamt.jars.fetch import jars_for
-    from dagster_streamt.spark.session_jars import with_jars
+    from dagster_streamt.spark.session.session_jars import with_jars
 
     conf = with_jars({"spark.master": "local[*]", "spark.ui.enabled": "false",
                       "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"}, jars_for(sets.kafka()))

@@ -61,9 +61,9 @@ def _project(root: Path) -> Path:
 def child(side: str, folder: Path, projects: int, forks: bool) -> None:
     from dagster_streamt.api import load_graph, load_or_raise
     from dagster_streamt.spark import run_models
-    from dagster_streamt.spark.session import create_session, stop_session
-    from dagster_streamt.spark.settings import SparkSettings
-    from dagster_streamt.spark.warehouse import Warehouse
+    from dagster_streamt.spark.session.session import create_session, stop_session
+    from dagster_streamt.spark.session.settings import SparkSettings
+    from dagster_streamt.spark.storage.warehouse import Warehouse
 
     session_project = load_or_raise(_project(folder / "session")).project
     conf = SPARK_DEFAULTS if side == "spark_defaults" else {}

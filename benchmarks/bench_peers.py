@@ -173,7 +173,7 @@ def start_server(project: Path) -> tuple[int, float]:
 STOP = """
 import sys
 from pathlib import Path
-from dagster_streamt.spark.project_server import stop_project_server
+from dagster_streamt.spark.session.project_server import stop_project_server
 from dagster_streamt.spec.loader import load_project
 print(stop_project_server(load_project(Path(sys.argv[1]))[0]))
 """

@@ -153,7 +153,7 @@ def fingerprint(folders: dict[str, Path]) -> Fingerprint:
 
 def streamt_outputs(project: Path) -> dict[str, Path]:
     """Where each model's rows are now: its Delta table (``<model>/data``, table and stream models alike,
-    as in dagster_streamt/spark/warehouse.py); a table in the pre-Delta layout: the version that
+    as in dagster_streamt/spark/storage/warehouse.py); a table in the pre-Delta layout: the version that
     ``<model>/_CURRENT`` names."""
     wh = project / ".streamt" / "warehouse"
     out: dict[str, Path] = {}

@@ -36,6 +36,20 @@ FORBIDDEN = {
     "jars": {"api", "spec", "compile", "graph", "sql", "lineage", "checks", "validation", "spark", "dagster", "cli",
              "openlineage", "docs_site", "kafka"},
 }
+# dagster_streamt.spark by concept, lowest first: a module imports only its own layer and the layers
+# before it, so adding a sink, a source format or a refresh strategy touches one subpackage
+SPARK_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("conditions", "errors"),  # what went wrong, in one line
+    ("storage",),  # where tables, checkpoints and run state live
+    ("session",),  # starting and reaching a Spark engine
+    ("run",),  # what one run carries through its models
+    ("delta",),  # Delta Lake mechanics
+    ("sources",),  # reading a model's inputs
+    ("tables",),  # batch materializations
+    ("streams",),  # Structured Streaming models
+    ("sinks",),  # publishing outside the warehouse
+    ("contract_check", "runner", "server_warmup"),  # running a selection of models
+)
 # third-party engines a room must not import (the lineage CLI and validation stay fast without them)
 NO_ENGINES = {
     "core": {"pyspark", "dagster", "sqlglot", "pydantic"},
@@ -132,6 +146,23 @@ def test_layering(room: str) -> None:
     assert bad == []
 
 
+def _spark_layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[:2] != ["dagster_streamt", "spark"] or len(parts) < 3:
+        return None
+    return next(i for i, layer in enumerate(SPARK_LAYERS) if parts[2] in layer)
+
+
+def test_spark_by_concept() -> None:
+    """Every part of ``dagster_streamt.spark`` sits in one layer and imports nothing from a later one."""
+    parts = {p.relative_to(PACKAGE / "spark").parts[0].removesuffix(".py") for p in (PACKAGE / "spark").glob("*")
+             if p.name != "__init__.py" and (p.suffix == ".py" or (p / "__init__.py").exists())}
+    assert parts == {name for layer in SPARK_LAYERS for name in layer}
+    bad = sorted(f"{mod} imports {name}" for mod, names in _imports().items() if (at := _spark_layer(mod)) is not None
+                 for name in names if (to := _spark_layer(name)) is not None and to > at)
+    assert bad == []
+
+
 @pytest.mark.parametrize("room", sorted(NO_ENGINES))
 def test_rooms_without_engines(room: str) -> None:
     bad = sorted(f"{mod} imports {name}" for mod, names in _imports().items() if _room(mod) == room
@@ -177,8 +208,8 @@ def test_public_dagster_api_only() -> None:
 
 def test_plain_data_imports_need_no_engine() -> None:
     """The lineage CLI, validation and the Spark package's plain-data modules load without pyspark."""
-    code = ("import sys; import dagster_streamt.api, dagster_streamt.spark, dagster_streamt.spark.paths, "
-            "dagster_streamt.spark.settings, dagster_streamt.core.results, dagster_streamt.validation, "
+    code = ("import sys; import dagster_streamt.api, dagster_streamt.spark, dagster_streamt.spark.storage.paths, "
+            "dagster_streamt.spark.session.settings, dagster_streamt.core.results, dagster_streamt.validation, "
             "dagster_streamt.checks; "
             "print(sorted(m for m in ('pyspark', 'dagster') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -48,7 +48,7 @@ def test_the_wheel_holds_the_package_and_its_data_and_nothing_else(wheel: Path) 
     info = f"dagster_streamt-{__version__}.dist-info"
     assert wheel.name == f"dagster_streamt-{__version__}-py3-none-any.whl"  # the version from one place
     assert {n.split("/")[0] for n in names} == {"dagster_streamt", info}  # no tests, project, data, scripts
-    for needed in ("dagster_streamt/py.typed", "dagster_streamt/spark/log4j2.properties",
+    for needed in ("dagster_streamt/py.typed", "dagster_streamt/spark/session/log4j2.properties",
                    "dagster_streamt/docs_site/static/index.html", "dagster_streamt/cli/init_template/gitignore",
                    "dagster_streamt/cli/init_template/stream_project.yml", f"{info}/licenses/LICENSE"):
         assert needed in names

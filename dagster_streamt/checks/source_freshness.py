@@ -126,7 +126,7 @@ def newest_file(project: Project, source: Source) -> tuple[datetime | None, dict
 def newest_value(spark: Any, project: Project, source: Source, column: str) -> datetime | None:
     """``max(column)`` of the source's valid rows, as UTC. One read and no side effects: unlike the
     views tests use, nothing is counted or quarantined, since this runs every few minutes."""
-    from ..spark.sources import read_source, valid_rows
+    from ..spark.sources.sources import read_source, valid_rows
     from .sql import ident
 
     df = valid_rows(read_source(spark, project, source, streaming=False))

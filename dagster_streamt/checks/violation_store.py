@@ -12,7 +12,7 @@ Layout (Parquet; ``run_id`` and ``test`` are Hive-style partitions, the rest is 
 
 Idempotent per (batch, test): a batch replayed after a crash (written, not committed) replaces its
 folder and deletes the copy an earlier run left (the ledger names it), so replays never duplicate.
-Everything is local-filesystem paths, like :class:`~dagster_streamt.spark.warehouse.Warehouse`.
+Everything is local-filesystem paths, like :class:`~dagster_streamt.spark.storage.warehouse.Warehouse`.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from ..core.files import atomic_write
-from ..spark.locks import FileLock
-from ..spark.paths import ProjectPaths, partition_folder
-from ..spark.warehouse import Warehouse
+from ..spark.storage.locks import FileLock
+from ..spark.storage.paths import ProjectPaths, partition_folder
+from ..spark.storage.warehouse import Warehouse
 from ..spec.project import Project
 from .continuous import VIOLATIONS_SCHEMA
 from .results import json_safe

@@ -28,11 +28,11 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..core.results import ModelResult
-from ..spark.delta_table import DELTA, file_modification_times
-from ..spark.locks import FileLock
-from ..spark.paths import ProjectPaths
-from ..spark.store import Loc, ObjectPath
-from ..spark.warehouse import RegistryEntry, Warehouse
+from ..spark.delta.delta_table import DELTA, file_modification_times
+from ..spark.storage.locks import FileLock
+from ..spark.storage.paths import ProjectPaths
+from ..spark.storage.store import Loc, ObjectPath
+from ..spark.storage.warehouse import RegistryEntry, Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
 from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
@@ -72,8 +72,8 @@ AGGREGATE_VIOLATIONS: dict[str, str] = {n: k.batch_violation for n, k in sorted(
 def stored_relations(spark: SparkSession, project: Project) -> Resolve:
     """Default ``resolve`` inside a micro-batch: other models as stored now, sources read in batch
     (valid rows), as temporary views of ``spark`` (the micro-batch's session)."""
-    from ..spark.relations import quote, register_model_view
-    from ..spark.sources import read_source, valid_rows
+    from ..spark.sources.relations import quote, register_model_view
+    from ..spark.sources.sources import read_source, valid_rows
 
     warehouse = Warehouse.for_project(project)
 

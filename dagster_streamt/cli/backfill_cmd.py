@@ -33,7 +33,7 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     """
     from ..dagster.partitions import keys_between, partitions_def
     from ..graph.select import SelectionError, select
-    from ..spark.partitions import describe, signature
+    from ..spark.run.partitions import describe, signature
 
     loaded = load_or_exit(project_dir, env)
     try:

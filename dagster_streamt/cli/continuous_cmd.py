@@ -25,8 +25,8 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..api import LoadedProject
-    from ..spark.continuous import ContinuousRunner, StreamEvent
-    from ..spark.stream_stats import ModelProgress
+    from ..spark.streams.continuous import ContinuousRunner, StreamEvent
+    from ..spark.streams.stream_stats import ModelProgress
 
 
 def plan(loaded: LoadedProject, names: list[str]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
@@ -80,7 +80,7 @@ def _start_spark(loaded: LoadedProject) -> Any:
     installs its own SIGTERM handler, so a SIGTERM sent to the whole process group (systemd, `timeout`,
     `kill -- -PGID`) reaches only us and we stop the queries, instead of the JVM exiting under them."""
     from ..spark.errors import StreamtSparkError
-    from ..spark.session import create_session
+    from ..spark.session.session import create_session
 
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN) if main else None
@@ -109,9 +109,9 @@ def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: l
                max_restarts: int | None) -> None:
     from ..dagster.instance import instance_dir
     from ..dagster.stream_observations import ObservationReporter
-    from ..spark.continuous import ContinuousRunner, RestartPolicy
     from ..spark.errors import StreamtSparkError, describe_exception
-    from ..spark.session import stop_session
+    from ..spark.session.session import stop_session
+    from ..spark.streams.continuous import ContinuousRunner, RestartPolicy
     from .dagster_exec import instance_or_exit, location_or_exit
 
     project, graph = loaded.project, loaded.graph

@@ -141,7 +141,7 @@ def shared_session() -> Iterator[None]:
     before): several runs in one process pay for the session once, whatever Spark resource the code
     location binds."""
     from ..dagster.resources import keep_sessions_alive
-    from ..spark.session import already_running
+    from ..spark.session.session import already_running
 
     borrowed = already_running()
     try:
@@ -150,7 +150,7 @@ def shared_session() -> Iterator[None]:
     finally:
         from pyspark.sql import SparkSession
 
-        from ..spark.session import stop_session
+        from ..spark.session.session import stop_session
 
         active = SparkSession.getActiveSession()
         if active is not None and not borrowed:

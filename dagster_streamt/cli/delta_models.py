@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..spark.store import ObjectPath
+from ..spark.storage.store import ObjectPath
 from ..spec.suggest import did_you_mean
 from .common import EXIT_INVALID
 
@@ -35,7 +35,7 @@ def fail(message: str) -> None:
 def delta_table_or_exit(loaded: Any, name: str, *, restore: bool = False) -> Path | ObjectPath:
     """The folder of model ``name``'s Delta table; exits 2 for an unknown model, 1 for one without a
     Delta table (``restore``: also for a stream or partitioned table, which a RESTORE would desync)."""
-    from ..spark.paths import ProjectPaths
+    from ..spark.storage.paths import ProjectPaths
 
     models = loaded.project.models
     if name not in models:

@@ -43,7 +43,7 @@ def fetch(names: tuple[str, ...], all_sets: bool, force: bool, project_dir: str,
     if all_sets or names:
         wanted = [sets.SETS[n]() for n in (_NAMES if all_sets else dict.fromkeys(names))]
     elif project is not None:
-        from ..spark.session_jars import needed_sets
+        from ..spark.session.session_jars import needed_sets
 
         wanted = needed_sets(project)
     else:

@@ -54,7 +54,7 @@ class LiveLine:
             self._shown = False
 
     def _loop(self) -> None:
-        from ..spark.live import snapshot
+        from ..spark.run.live import snapshot
 
         while not self._stop.wait(TICK_S):
             now = snapshot()
@@ -75,7 +75,7 @@ def live_line(enabled: bool = True, out: TextIO | None = None) -> Iterator[LiveL
     if not enabled or not stream.isatty():
         yield None
         return
-    from ..spark.live import watch
+    from ..spark.run.live import watch
 
     line = LiveLine(stream)
     with ExitStack() as stack:

@@ -63,7 +63,7 @@ def main() -> None:
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc.code)
-    server = sys.modules.get("dagster_streamt.spark.project_server")
+    server = sys.modules.get("dagster_streamt.spark.session.project_server")
     if server is not None:  # os._exit skips atexit: release the project server's lease here
         server.on_exit()
     logging.shutdown()

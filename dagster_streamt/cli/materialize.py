@@ -23,7 +23,7 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
             return True
 
     if default_location(loaded.project.root):  # the session is known before Dagster is imported
-        from ..spark.prestart import prestart
+        from ..spark.session.prestart import prestart
 
         prestart(loaded.project)
     from .dagster_exec import execute, report_failures

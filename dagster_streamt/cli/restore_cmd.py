@@ -35,8 +35,8 @@ def restore(project_dir: str, env: str | None, model: str, version: int | None, 
     The next `streamt run` refreshes from what that version was built from (new input files since are
     appended again). Versions whose files `streamt vacuum` deleted cannot be restored.
     """
-    from ..spark.delta_history import HistoryUnavailable
-    from ..spark.delta_maintenance import check_target, version_at
+    from ..spark.delta.delta_history import HistoryUnavailable
+    from ..spark.delta.delta_maintenance import check_target, version_at
     from ..spark.errors import StreamtSparkError
 
     if (version is None) == (timestamp is None):
@@ -46,9 +46,9 @@ def restore(project_dir: str, env: str | None, model: str, version: int | None, 
     try:
         target = version if version is not None else version_at(table, _when(timestamp or ""))
         check_target(model, table, target)  # before Spark starts: a wrong version costs no JVM
-        from ..spark.delta_maintenance import restore as restore_table
-        from ..spark.session import create_session
-        from ..spark.warehouse import Warehouse
+        from ..spark.delta.delta_maintenance import restore as restore_table
+        from ..spark.session.session import create_session
+        from ..spark.storage.warehouse import Warehouse
 
         with jvm_console_on_stderr():
             spark = create_session(loaded.project)

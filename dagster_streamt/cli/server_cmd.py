@@ -1,4 +1,4 @@
-"""``streamt server``: the project's own Spark Connect server (see spark/project_server.py)."""
+"""``streamt server``: the project's own Spark Connect server (see spark/session/project_server.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def server(action: str, project_dir: str, env: str | None) -> None:
     While it is up, runs connect to it instead of starting a JVM each (about 4 s less per run, and a
     warm JIT). It stops by itself after runtime.spark.connect_server.idle_minutes without a run;
     nothing starts it unless you do (or a run, with runtime.spark.connect_server.start: true)."""
-    from ..spark.connect_server import port_open
-    from ..spark.project_server import pid_alive, read_state, state_dir, stop_project_server
+    from ..spark.session.connect_server import port_open
+    from ..spark.session.project_server import pid_alive, read_state, state_dir, stop_project_server
 
     loaded = load_or_exit(project_dir, env)
     folder = state_dir(loaded.project)
@@ -51,9 +51,9 @@ def server(action: str, project_dir: str, env: str | None) -> None:
 def _start(project: Project) -> None:
     """Bring the server up (unless it runs with this conf), warm it as ``connect_server.warmup`` says,
     and return: the server and its keeper stay, this command does not."""
-    from ..spark.project_server import ensure_project_server, state_dir
     from ..spark.server_warmup import warm_up
-    from ..spark.settings import SparkSettings, session_conf
+    from ..spark.session.project_server import ensure_project_server, state_dir
+    from ..spark.session.settings import SparkSettings, session_conf
 
     settings = SparkSettings.from_project(project)
     if settings.remote:

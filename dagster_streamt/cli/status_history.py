@@ -15,7 +15,7 @@ def _n(value: int | None) -> str:
 
 
 def show_history(loaded: Any, name: str, limit: int, fmt: str) -> None:
-    from ..spark.delta_history import HistoryUnavailable, history, history_json
+    from ..spark.delta.delta_history import HistoryUnavailable, history, history_json
 
     table = delta_table_or_exit(loaded, name)
     try:

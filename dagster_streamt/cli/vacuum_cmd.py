@@ -27,16 +27,16 @@ def vacuum(project_dir: str, env: str | None, selection: str | None, retention_h
     """Delete data files no Delta version younger than the retention needs; older versions can then no
     longer be read or restored."""
     from ..graph.select import SelectionError, select
-    from ..spark.delta_maintenance import DELTA_MIN_RETENTION_HOURS
-    from ..spark.delta_maintenance import vacuum as vacuum_table
+    from ..spark.delta.delta_maintenance import DELTA_MIN_RETENTION_HOURS
+    from ..spark.delta.delta_maintenance import vacuum as vacuum_table
 
     loaded = load_or_exit(project_dir, env)
     try:
         ids = select(loaded.graph, selection) if selection else loaded.graph.of_type("model")
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
-    from ..spark.paths import ProjectPaths
-    from ..spark.warehouse import Warehouse
+    from ..spark.storage.paths import ProjectPaths
+    from ..spark.storage.warehouse import Warehouse
 
     models = loaded.project.models
     warehouse = Warehouse.for_project(loaded.project)
@@ -54,7 +54,7 @@ def vacuum(project_dir: str, env: str | None, selection: str | None, retention_h
             f"writer elsewhere that started more than {hours:g} h ago may lose files it still needs", fg="yellow"),
             err=True)
     from ..spark.errors import StreamtSparkError
-    from ..spark.session import create_session
+    from ..spark.session.session import create_session
 
     try:
         with jvm_console_on_stderr():

@@ -1,6 +1,6 @@
 """Which locations are on an object store: the URI schemes Spark's Hadoop connectors reach (``s3a://``,
 ``gs://``, ``abfss://``), with the name delta-rs and pyarrow give each. Plain data, so ``streamt
-validate`` can tell them apart without the Spark package (:mod:`dagster_streamt.spark.store` reaches them)."""
+validate`` can tell them apart without the Spark package (:mod:`dagster_streamt.spark.storage.store` reaches them)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import dagster as dg
 
-from ..spark.partitions import TIME_KEYS, PartitionScope, signature
+from ..spark.run.partitions import TIME_KEYS, PartitionScope, signature
 from ..spec.models import Model, PartitionedBy
 
 PARTITION_CLASSES: dict[str, type[dg.TimeWindowPartitionsDefinition]] = {

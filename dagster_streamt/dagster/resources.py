@@ -115,7 +115,7 @@ class SparkResource(dg.ConfigurableResource):
             >>> SparkResource(master="local[1]").settings(project).master
             'local[1]'
         """
-        from ..spark.session import SparkSettings
+        from ..spark.session.session import SparkSettings
 
         rt = project.runtime.spark
         given = rt.model_fields_set
@@ -143,7 +143,7 @@ class SparkResource(dg.ConfigurableResource):
                 with SparkResource().session(load("project").project) as spark:
                     spark.table("orders_clean").count()
         """
-        from ..spark.session import already_running, create_session, stop_session
+        from ..spark.session.session import already_running, create_session, stop_session
 
         borrowed = already_running()  # a notebook's or a test session's: not ours to stop
         spark = create_session(project, self.settings(project))

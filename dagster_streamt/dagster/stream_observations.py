@@ -16,8 +16,8 @@ import dagster as dg
 from ..core import metadata as meta
 
 if TYPE_CHECKING:
-    from ..spark.continuous import StreamEvent
-    from ..spark.stream_stats import ModelProgress
+    from ..spark.streams.continuous import StreamEvent
+    from ..spark.streams.stream_stats import ModelProgress
 
 MODE = {meta.MODE: meta.CONTINUOUS}
 
@@ -39,7 +39,7 @@ def progress_metadata(p: ModelProgress) -> dict[str, Any]:
 
 
 class ObservationReporter:
-    """``on_progress`` / ``on_event`` callbacks for :class:`~dagster_streamt.spark.continuous.ContinuousRunner`
+    """``on_progress`` / ``on_event`` callbacks for :class:`~dagster_streamt.spark.streams.continuous.ContinuousRunner`
     that record observations on ``instance`` under the keys ``key_of(model)`` returns."""
 
     def __init__(self, instance: dg.DagsterInstance, key_of: Callable[[str], dg.AssetKey]) -> None:

@@ -27,7 +27,7 @@ from confluent_kafka.admin import OffsetSpec
 
 from ..core.ids import kind_of, node_id
 from ..graph.streams import stream_readers
-from ..spark.paths import REAL_TIME_SUFFIX, ProjectPaths
+from ..spark.storage.paths import REAL_TIME_SUFFIX, ProjectPaths
 from ..spec.kafka import librdkafka_options
 from .admin import KafkaAdminError, _admin, _fail, _topic, end_offsets, list_topics
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..spec.project import Project
 
 TIMEOUT = 10.0  # seconds to wait for a broker that does not answer: a status command must not hang
-QUARANTINE = "__quarantine"  # a source's quarantine query checkpoint: <source>__quarantine (spark/quarantine.py)
+QUARANTINE = "__quarantine"  # a quarantine query checkpoint: <source>__quarantine (spark/sources/quarantine.py)
 
 Offsets = dict[str, dict[int, int]]  # topic -> partition -> offset
 Mode = Literal["stream", "batch", "local", "none"]
@@ -296,7 +296,7 @@ def source_lag(loaded: LoadedProject, source: Source, bootstrap: str, conf: Mapp
         return SourceLag(source.name, topics, mode, error=str(exc))
     paths = ProjectPaths.from_project(loaded.project)
     readers = [(m, paths.checkpoint(m)) for m in streams]
-    # a model in Spark's Real-time Mode reads the topic with a checkpoint of its own (spark/realtime.py)
+    # a model in Spark's Real-time Mode reads the topic with a checkpoint of its own (spark/streams/realtime.py)
     readers += [(f"{m} (real-time)", cp) for m in streams if (cp := paths.checkpoint(m + REAL_TIME_SUFFIX)).is_dir()]
     quarantine = paths.checkpoint(f"{source.name}{QUARANTINE}")
     if quarantine.is_dir():

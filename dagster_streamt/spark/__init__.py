@@ -16,33 +16,33 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "ModelResult": "..core.results",
     "ModelRunError": ".errors", "SparkSetupError": ".errors", "describe_exception": ".errors",
-    "ProjectMovedError": ".state", "check_project_root": ".state",
-    "ProjectPaths": ".paths",
-    "RegistryEntry": ".warehouse", "Warehouse": ".warehouse",
-    "SparkSettings": ".settings",
-    "check_java": ".java",
-    "create_session": ".session", "is_connect": ".session", "stop_session": ".session",
-    "ensure_project_server": ".project_server", "stop_project_server": ".project_server",
-    "full_refresh": ".reset",
-    "quarantine_name": ".quarantine", "read_quarantine": ".quarantine",
-    "register_model_view": ".relations", "register_source_view": ".relations",
+    "ProjectMovedError": ".storage.state", "check_project_root": ".storage.state",
+    "ProjectPaths": ".storage.paths",
+    "RegistryEntry": ".storage.warehouse", "Warehouse": ".storage.warehouse",
+    "SparkSettings": ".session.settings",
+    "check_java": ".session.java",
+    "create_session": ".session.session", "is_connect": ".session.session", "stop_session": ".session.session",
+    "ensure_project_server": ".session.project_server", "stop_project_server": ".session.project_server",
+    "full_refresh": ".storage.reset",
+    "quarantine_name": ".sources.quarantine", "read_quarantine": ".sources.quarantine",
+    "register_model_view": ".sources.relations", "register_source_view": ".sources.relations",
     "run_models": ".runner", "run_one": ".runner",
 }
 
 if TYPE_CHECKING:
     from ..core.results import ModelResult
     from .errors import ModelRunError, SparkSetupError, describe_exception
-    from .java import check_java
-    from .paths import ProjectPaths
-    from .project_server import ensure_project_server, stop_project_server
-    from .quarantine import quarantine_name, read_quarantine
-    from .relations import register_model_view, register_source_view
-    from .reset import full_refresh
     from .runner import run_models, run_one
-    from .session import create_session, is_connect, stop_session
-    from .settings import SparkSettings
-    from .state import ProjectMovedError, check_project_root
-    from .warehouse import RegistryEntry, Warehouse
+    from .session.java import check_java
+    from .session.project_server import ensure_project_server, stop_project_server
+    from .session.session import create_session, is_connect, stop_session
+    from .session.settings import SparkSettings
+    from .sources.quarantine import quarantine_name, read_quarantine
+    from .sources.relations import register_model_view, register_source_view
+    from .storage.paths import ProjectPaths
+    from .storage.reset import full_refresh
+    from .storage.state import ProjectMovedError, check_project_root
+    from .storage.warehouse import RegistryEntry, Warehouse
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ PySpark converts a JVM error it knows (an ``AnalysisException``) with its condit
 itself (``SparkThrowable.getCondition``), down its chain of causes. On Spark Connect every error carries
 its condition. Importing delta-spark's exceptions (here, so before any run) makes PySpark convert Delta's
 commit conflicts to delta-spark's own classes, whatever else the process imports
-(:mod:`.delta_conflicts`).
+(:mod:`.delta.conflicts`).
 """
 
 from __future__ import annotations

@@ -7,11 +7,9 @@ went wrong, plus a fix when we know one (a missing connector jar, an incompatibl
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ..jars import sets
 from .conditions import cause_of
-from .store import ObjectPath
 
 # Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint (from jars.sets).
 PACKAGE_HINTS: dict[str, str] = {
@@ -115,17 +113,3 @@ def describe_exception(exc: BaseException) -> str:
     if fmt:
         return missing_format_hint(fmt)
     return first_meaningful_line(exc)
-
-
-def model_error(name: str, exc: BaseException, table: Path | ObjectPath | None = None) -> str:
-    """:func:`describe_exception`, prefixed with ``model <name>:`` unless the message already names it; a
-    Delta commit conflict on the model's ``table`` is explained with its fix (:mod:`.delta_conflicts`)."""
-    from .delta_conflicts import conflict_message
-
-    conflict = conflict_message(name, table, exc)
-    if conflict is not None:
-        return conflict
-    message = describe_exception(exc)
-    if not message.startswith(f"model {name}") and f" {name}" not in message.split(":")[0]:
-        message = f"model {name}: {message}"
-    return message

@@ -17,17 +17,17 @@ from ..core.results import ModelResult, failed, skipped
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic
-from . import live
-from .context import RunContext
 from .contract_check import contract_violation
-from .errors import model_error
-from .partitions import PartitionScope
-from .sink import materialize_sink
-from .state import check_project_root
-from .stream import materialize_stream
-from .table import materialize_table
-from .topics import publish_topic
-from .view import materialize_view
+from .delta.conflicts import model_error
+from .run import live
+from .run.context import RunContext
+from .run.partitions import PartitionScope
+from .sinks.sink import materialize_sink
+from .storage.state import check_project_root
+from .streams.stream import materialize_stream
+from .streams.topics import publish_topic
+from .tables.table import materialize_table
+from .tables.view import materialize_view
 
 log = logging.getLogger(__name__)
 

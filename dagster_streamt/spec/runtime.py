@@ -71,7 +71,7 @@ class SparkRuntime(Strict):
     checkpoints: str = ".streamt/checkpoints"
     database: str = "default"
     connect_server: ConnectServer = Field(default_factory=ConnectServer)
-    # local JVMs map a class-data-sharing archive of Spark's classes (a faster start; see spark/jvm_archive.py)
+    # local JVMs map a class-data-sharing archive of Spark's classes (a faster start; see spark/session/jvm_archive.py)
     class_archive: bool = True
     # no longer has an effect (the parsed-source cache is gone); still accepted so projects that set it load
     parsed_cache_mb: float = Field(default=64.0, ge=0)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.delta_history import data_files
+from dagster_streamt.spark.delta.delta_history import data_files
 
 from ..conftest import StreamtHere, write_project
 from ..helpers import streamt

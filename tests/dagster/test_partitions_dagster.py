@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from dagster_streamt.cli.main import cli
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
-from dagster_streamt.spark.relations import register_model_view
+from dagster_streamt.spark.sources.relations import register_model_view
 from dagster_streamt.spec.loader import load_project
 
 from ..conftest import StreamtHere

@@ -89,7 +89,7 @@ def test_row_count_is_the_table_size_after_every_run(spark: Any, tmp_path: Path)
     check(more, {"clean": 3, "live": 3})
     assert more["clean"]["dagster/row_count"] == 13 and more["live"]["dagster/row_count"] == 13
     # the stream's rows come from its Delta log's file statistics (no scan of the data)
-    from dagster_streamt.spark.delta_table import current_commit
+    from dagster_streamt.spark.delta.delta_table import current_commit
 
     commit = current_commit(Warehouse.for_project(load(root).project).data_dir("live"))
     assert commit is not None and commit.rows == 13

@@ -210,7 +210,7 @@ def run_spark(spark: Any, root: Path, cases: tuple[Case, ...]) -> dict[str, Resu
     from dagster_streamt.api import load
     from dagster_streamt.core.ids import names_of
     from dagster_streamt.spark import run_models
-    from dagster_streamt.spark.warehouse import Warehouse
+    from dagster_streamt.spark.storage.warehouse import Warehouse
 
     loaded = load(root, "local", use_cache=False)
     errors = {d.message.split(":")[0].removeprefix("model ").strip("'"): d.format() for d in loaded.errors}

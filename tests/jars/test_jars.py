@@ -16,8 +16,8 @@ from dagster_streamt.cli.main import cli
 from dagster_streamt.jars import fetch, sets
 from dagster_streamt.jars.sets import JarsUnavailable
 from dagster_streamt.spark.errors import SparkSetupError
-from dagster_streamt.spark.session_jars import CATALOG, EXTENSION, needed_sets, session_jars, uses_delta
-from dagster_streamt.spark.settings import SparkSettings, session_conf
+from dagster_streamt.spark.session.session_jars import CATALOG, EXTENSION, needed_sets, session_jars, uses_delta
+from dagster_streamt.spark.session.settings import SparkSettings, session_conf
 
 
 def _fake(jar_set: sets.JarSet, names: list[str], stamp: str | None = None) -> Path:

@@ -18,7 +18,7 @@ import yaml
 
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
-from dagster_streamt.spark.jdbc_tx import transaction
+from dagster_streamt.spark.sinks.jdbc_tx import transaction
 
 from ..conftest import POSTGRES_JAR, StreamtHere
 from ..spark.kill import kill_group_when

@@ -13,7 +13,7 @@ import pytest
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
-from dagster_streamt.spark.paths import ProjectPaths
+from dagster_streamt.spark.storage.paths import ProjectPaths
 
 from ..helpers import write_project
 from .test_lag import PROJECT, project, topics

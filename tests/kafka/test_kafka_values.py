@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from dagster_streamt.spark.errors import ModelRunError
-from dagster_streamt.spark.kafka_values import OK, _reader_schema, avro_schema, is_metadata, metadata_used, value_format
+from dagster_streamt.spark.sources.kafka_values import (
+    OK,
+    _reader_schema,
+    avro_schema,
+    is_metadata,
+    metadata_used,
+    value_format,
+)
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 

@@ -18,7 +18,7 @@ from dagster_streamt.api import load
 from dagster_streamt.kafka import admin
 from dagster_streamt.kafka.broker import KafkaBroker
 from dagster_streamt.kafka.lag import project_lag
-from dagster_streamt.spark.paths import ProjectPaths
+from dagster_streamt.spark.storage.paths import ProjectPaths
 
 from ..helpers import write_project
 from .test_lag_checkpoint import batch

@@ -131,9 +131,9 @@ def test_a_filter_model_runs_in_real_time_mode(kafka_broker: KafkaBroker, tmp_pa
 
 
 def test_one_shot_runs_keep_available_now_and_continuous_mode_gets_real_time(spark: Any) -> None:
-    from dagster_streamt.spark.continuous import continuous_trigger, describe_trigger
     from dagster_streamt.spark.errors import ModelRunError
-    from dagster_streamt.spark.progress import trigger_options
+    from dagster_streamt.spark.run.progress import trigger_options
+    from dagster_streamt.spark.streams.continuous import continuous_trigger, describe_trigger
 
     assert trigger_options("real_time", "m") == {"availableNow": True}  # `streamt run`: process what is there
     assert trigger_options("real_time 1 minute", "m", real_time=True) == {"realTime": "1 minute"}

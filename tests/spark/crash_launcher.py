@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from dagster_streamt.kafka import transactions
-from dagster_streamt.spark import export_files, jdbc_sink, jdbc_tx, table_state
+from dagster_streamt.spark.delta import table_state
+from dagster_streamt.spark.sinks import export_files, jdbc_sink, jdbc_tx
 
 POINTS = ("state-merged", "export-swap", "jdbc-commit", "kafka-commit", "kafka-committed")
 

@@ -21,7 +21,7 @@ import pytest
 
 from dagster_streamt.api import load
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.project_server import stop_project_server
+from dagster_streamt.spark.session.project_server import stop_project_server
 
 ROOT = Path(__file__).parents[2]
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -24,8 +24,8 @@ from dagster_streamt.dagster.code_location import code_location
 from dagster_streamt.dagster.run_history import last_runs
 from dagster_streamt.dagster.stream_observations import ObservationReporter
 from dagster_streamt.spark import Warehouse, register_model_view
-from dagster_streamt.spark.continuous import ContinuousRunner, RestartPolicy, StreamEvent, continuous_trigger
-from dagster_streamt.spark.stream_stats import ModelProgress
+from dagster_streamt.spark.streams.continuous import ContinuousRunner, RestartPolicy, StreamEvent, continuous_trigger
+from dagster_streamt.spark.streams.stream_stats import ModelProgress
 
 from ..conftest import write_project
 from .helpers import jsonl, rows, run

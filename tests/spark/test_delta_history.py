@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import ModelRunError, Warehouse
-from dagster_streamt.spark.delta_history import data_files, history
-from dagster_streamt.spark.delta_maintenance import check_target, restore, vacuum
-from dagster_streamt.spark.paths import ProjectPaths
+from dagster_streamt.spark.delta.delta_history import data_files, history
+from dagster_streamt.spark.delta.delta_maintenance import check_target, restore, vacuum
+from dagster_streamt.spark.storage.paths import ProjectPaths
 
 from .helpers import jsonl, run
 

@@ -10,7 +10,7 @@ import pytest
 
 from dagster_streamt.dagster.assets import result_metadata
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.delta_table import current_commit
+from dagster_streamt.spark.delta.delta_table import current_commit
 
 from .helpers import jsonl, run
 

@@ -20,7 +20,7 @@ from dagster_streamt.spark import (
     check_java,
     create_session,
 )
-from dagster_streamt.spark.locks import FileLock
+from dagster_streamt.spark.storage.locks import FileLock
 
 from .helpers import jsonl, rows, run
 

@@ -15,7 +15,7 @@ import pytest
 
 from dagster_streamt.api import LoadedProject, load
 from dagster_streamt.spark import ModelResult, run_models
-from dagster_streamt.spark.warehouse import Warehouse
+from dagster_streamt.spark.storage.warehouse import Warehouse
 
 from ..compat.streamt_data import write_topics
 from .helpers import rows

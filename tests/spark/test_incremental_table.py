@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.delta_table import current_commit
-from dagster_streamt.spark.table_state import SET, STATE
+from dagster_streamt.spark.delta.delta_table import current_commit
+from dagster_streamt.spark.delta.table_state import SET, STATE
 
 from .helpers import jsonl, rows, run
 
@@ -189,7 +189,7 @@ def test_aggregate_state_is_a_delta_table_recorded_by_the_model_commit(spark: An
 
 
 def test_appended_table_is_compacted(spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dagster_streamt.spark import refresh_plan
+    from dagster_streamt.spark.tables import refresh_plan
 
     monkeypatch.setattr(refresh_plan, "COMPACT_MIN_FILES", 3)
     monkeypatch.setattr(refresh_plan, "COMPACT_FACTOR", 1)
@@ -206,7 +206,7 @@ def test_appended_table_is_compacted(spark: Any, tmp_project: Any, monkeypatch: 
 
 def test_aggregation_state_grows_by_appends_and_is_compacted(spark: Any, tmp_project: Any,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from dagster_streamt.spark import table as table_module
+    from dagster_streamt.spark.tables import table as table_module
 
     monkeypatch.setattr(table_module, "STATE_COMPACT_EVERY", 2)
     names = ["clean", "enriched", "by_customer", "by_tier", "totals"]

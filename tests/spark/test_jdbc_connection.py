@@ -10,7 +10,7 @@ import pytest
 
 from dagster_streamt.core.jdbc_url import split_jdbc_url
 from dagster_streamt.spark.errors import ModelRunError
-from dagster_streamt.spark.jdbc_tx import connection_url, has_python_driver
+from dagster_streamt.spark.sinks.jdbc_tx import connection_url, has_python_driver
 
 
 def test_postgres_url_options_and_properties() -> None:

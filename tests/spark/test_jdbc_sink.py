@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import ProjectPaths, Warehouse
-from dagster_streamt.spark.jdbc_tx import transaction
+from dagster_streamt.spark.sinks.jdbc_tx import transaction
 
 from .helpers import jsonl, rows, run
 from .postgres import postgres_url, skip_without_postgres

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import ProjectPaths, SparkSettings
-from dagster_streamt.spark.connect_server import port_open, start_server_process
-from dagster_streamt.spark.jdbc_tx import transaction
-from dagster_streamt.spark.settings import session_conf
+from dagster_streamt.spark.session.connect_server import port_open, start_server_process
+from dagster_streamt.spark.session.settings import session_conf
+from dagster_streamt.spark.sinks.jdbc_tx import transaction
 
 from ..conftest import POSTGRES_JAR, load, write_project
 from .helpers import jsonl

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.spark.jdbc_tx import transaction
+from dagster_streamt.spark.sinks.jdbc_tx import transaction
 
 from ..conftest import POSTGRES_JAR, StreamtHere
 from .postgres import postgres_url, skip_without_postgres

@@ -15,11 +15,11 @@ import pytest
 from dagster_streamt.jars import sets
 from dagster_streamt.jars.fetch import cache_dir as jar_cache_dir
 from dagster_streamt.jars.fetch import jars_for
-from dagster_streamt.spark import jvm_archive
-from dagster_streamt.spark.java import find_java
-from dagster_streamt.spark.jvm_archive import archive_key, java_options, with_archive
-from dagster_streamt.spark.local_memory import local_driver_memory
-from dagster_streamt.spark.session_jars import with_delta_conf, with_jars
+from dagster_streamt.spark.session import jvm_archive
+from dagster_streamt.spark.session.java import find_java
+from dagster_streamt.spark.session.jvm_archive import archive_key, java_options, with_archive
+from dagster_streamt.spark.session.local_memory import local_driver_memory
+from dagster_streamt.spark.session.session_jars import with_delta_conf, with_jars
 
 from ..conftest import write_project
 from ..spark.helpers import jsonl

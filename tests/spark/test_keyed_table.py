@@ -11,7 +11,7 @@ import pytest
 from deltalake import DeltaTable
 
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.delta_table import current_commit, current_version
+from dagster_streamt.spark.delta.delta_table import current_commit, current_version
 
 from .helpers import jsonl, rows, run
 
@@ -137,7 +137,7 @@ def test_a_keyed_aggregation_merges_its_state_and_checks_its_key(spark: Any, tmp
 
 
 def test_only_a_raised_key_fault_is_explained_not_a_statement_that_quotes_it() -> None:
-    from dagster_streamt.spark.keyed_table import TableKey, explain
+    from dagster_streamt.spark.delta.keyed_table import TableKey, explain
 
     key = TableKey("m", ("a", "b"), None, "p.yml:3: ")
     raised = explain(Exception("Caused by: SparkRuntimeException: [USER_RAISED_EXCEPTION] "
@@ -150,7 +150,7 @@ def test_only_a_raised_key_fault_is_explained_not_a_statement_that_quotes_it() -
 def test_the_merge_bounds_each_orderable_key_by_the_new_rows(spark: Any) -> None:
     """The bounds Delta skips files with: each orderable key column's smallest and largest new value, as
     typed literals; none when a new key is NULL (``<=>`` matches NULL) or no column is orderable."""
-    from dagster_streamt.spark.keyed_table import TableKey, _key_ranges
+    from dagster_streamt.spark.delta.keyed_table import TableKey, _key_ranges
 
     key = TableKey("m", ("id", "day", "tags"), None, "")
     rows = spark.createDataFrame([(3, "2024-01-02", ["a"]), (7, "2024-01-01", ["b"])],

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.spark import local_memory
-from dagster_streamt.spark.local_memory import NO_UI_RETENTION, local_driver_memory, machine_memory_bytes
-from dagster_streamt.spark.settings import SparkSettings, session_conf
+from dagster_streamt.spark.session import local_memory
+from dagster_streamt.spark.session.local_memory import NO_UI_RETENTION, local_driver_memory, machine_memory_bytes
+from dagster_streamt.spark.session.settings import SparkSettings, session_conf
 
 from ..conftest import load, write_project
 

@@ -20,7 +20,7 @@ import yaml
 from dagster_streamt.jars import sets
 from dagster_streamt.jars.fetch import jars_for
 from dagster_streamt.jars.sets import JarsUnavailable
-from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args
+from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions, delta_rs_args
 
 from ..helpers import write_project
 from ..openlineage.backend import free_port

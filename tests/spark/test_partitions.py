@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import run_models
-from dagster_streamt.spark.partitions import PartitionScope, signature
-from dagster_streamt.spark.relations import register_model_view
-from dagster_streamt.spark.warehouse import Warehouse
+from dagster_streamt.spark.run.partitions import PartitionScope, signature
+from dagster_streamt.spark.sources.relations import register_model_view
+from dagster_streamt.spark.storage.warehouse import Warehouse
 
 from .helpers import jsonl, plan
 

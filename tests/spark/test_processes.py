@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import Warehouse, stop_project_server
-from dagster_streamt.spark.connect_server import port_open
+from dagster_streamt.spark.session.connect_server import port_open
 
 from ..conftest import load, write_project
 from .helpers import jsonl, rows, run

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import Warehouse
-from dagster_streamt.spark.project_server import pid_alive, read_state, state_dir, stop_project_server
+from dagster_streamt.spark.session.project_server import pid_alive, read_state, state_dir, stop_project_server
 
 from ..conftest import load, write_project
 from .helpers import jsonl, rows, run
@@ -196,7 +196,7 @@ def test_start_false_never_uses_a_running_server(project_dir: Any) -> None:
 CLIENT = """
 import sys, time
 from dagster_streamt.spec.loader import load_project
-from dagster_streamt.spark.session import create_session, is_connect, stop_session
+from dagster_streamt.spark.session.session import create_session, is_connect, stop_session
 project, _ = load_project(sys.argv[1])
 spark = create_session(project)
 print("session", "connect" if is_connect(spark) else "embedded", flush=True)
@@ -236,7 +236,7 @@ def test_incremental_refreshes_on_the_server_equal_a_rebuild(spark: Any, tmp_pat
     """The rerun after new data goes through the server (Spark Connect): the corrupt records found in the
     scan of the new file, appended rows, merged aggregation states and DISTINCT sets give the tables a
     rebuild from scratch gives."""
-    from dagster_streamt.spark.connect_server import port_open
+    from dagster_streamt.spark.session.connect_server import port_open
 
     from .test_incremental_table import COLUMNS, CUSTOMERS, FIRST, MODELS, NAMES, SECOND
 

@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from dagster_streamt.spark import Warehouse, read_quarantine
-from dagster_streamt.spark.quarantine import CAUGHT_UP
+from dagster_streamt.spark.sources.quarantine import CAUGHT_UP
 
 from .helpers import rows, run
 

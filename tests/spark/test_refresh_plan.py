@@ -1,6 +1,6 @@
-"""How a table model is refreshed (:func:`dagster_streamt.spark.refresh_plan.decide`), rule by rule, from
+"""How a table model is refreshed (:func:`dagster_streamt.spark.tables.refresh_plan.decide`), rule by rule, from
 hand-built snapshots and records; the snapshot comparison and file listing rules of
-:mod:`dagster_streamt.spark.input_files`; and the refresh record kept in a table version. Pure Python:
+:mod:`dagster_streamt.spark.delta.input_files`; and the refresh record kept in a table version. Pure Python:
 nothing here starts Spark."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dagster_streamt.spark.input_files import Snapshot, appended, hidden, listed_by_python
-from dagster_streamt.spark.refresh_plan import Refresh, RefreshInputs, decide
-from dagster_streamt.spark.refresh_record import (
+from dagster_streamt.spark.delta.input_files import Snapshot, appended, hidden, listed_by_python
+from dagster_streamt.spark.delta.refresh_record import (
     FORMAT,
     RefreshRecord,
     config_hash,
@@ -22,6 +21,7 @@ from dagster_streamt.spark.refresh_record import (
     record_from_json,
     record_json,
 )
+from dagster_streamt.spark.tables.refresh_plan import Refresh, RefreshInputs, decide
 from dagster_streamt.sql.incremental import IncrementalPlan, incremental_plan
 
 SRC = ("source", "orders_raw")

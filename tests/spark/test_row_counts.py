@@ -53,8 +53,8 @@ def test_a_count_that_did_not_come_back_is_unknown(spark: Any, tmp_project: Any,
 def test_a_stream_batch_without_its_count_makes_the_total_unknown() -> None:
     from types import SimpleNamespace
 
-    from dagster_streamt.spark.output import OUT_METRIC
-    from dagster_streamt.spark.progress import summarize
+    from dagster_streamt.spark.run.output import OUT_METRIC
+    from dagster_streamt.spark.run.progress import summarize
 
     def batch(rows_in: int, written: int | None) -> Any:
         metrics = {OUT_METRIC: {"rows": written}} if written is not None else {}

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dagster_streamt.spark.jdbc_tx import transaction
+from dagster_streamt.spark.sinks.jdbc_tx import transaction
 
 from ..conftest import POSTGRES_JAR, StreamtHere
 from .helpers import jsonl

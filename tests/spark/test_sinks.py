@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dagster_streamt.spark import ProjectPaths
-from dagster_streamt.spark.export_files import versions_dir
+from dagster_streamt.spark.sinks.export_files import versions_dir
 
 from .helpers import jsonl, rows, run
 
@@ -228,7 +228,7 @@ def test_sink_of_partitioned_table_exports_every_current_partition(spark: Any, t
     """A partitioned table replaces only the partitions a run writes; its sink always exports the table's
     current rows, whichever partitions the last runs touched."""
     from dagster_streamt.spark import run_models
-    from dagster_streamt.spark.partitions import PartitionScope, signature
+    from dagster_streamt.spark.run.partitions import PartitionScope, signature
     from dagster_streamt.spec.models import PartitionedBy
 
     pb = {"column": "tier", "values": ["a", "b", "c", "d"]}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dagster_streamt.spark.project_server import stop_project_server
+from dagster_streamt.spark.session.project_server import stop_project_server
 
 from ..conftest import load, write_project
 from .test_cluster import _project, _run, _snapshot

@@ -1,4 +1,4 @@
-"""The warehouse's locations (:mod:`dagster_streamt.spark.store`): what an ``s3a://`` setting becomes for
+"""The warehouse's locations (:mod:`dagster_streamt.spark.storage.store`): what an ``s3a://`` setting becomes for
 delta-rs and pyarrow, and that a local setting stays a path relative to the project."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dagster_streamt.core.object_stores import is_object_uri
-from dagster_streamt.spark.store import ObjectPath, StoreOptions, delta_rs_args, location
+from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions, delta_rs_args, location
 
 CONF = {"spark.hadoop.fs.s3a.endpoint": "minio.internal:9000", "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
         "spark.hadoop.fs.s3a.access.key": "AK", "spark.hadoop.fs.s3a.secret.key": "SK",
@@ -58,7 +58,7 @@ def test_sessions_get_the_s3a_jars_only_when_the_project_names_s3a(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster_streamt.api import load
     from dagster_streamt.jars.sets import JarsUnavailable
-    from dagster_streamt.spark.session_jars import needed_sets, session_jars, uses_s3a
+    from dagster_streamt.spark.session.session_jars import needed_sets, session_jars, uses_s3a
 
     from ..helpers import write_project
 

@@ -2,7 +2,7 @@
 
 The settings a project declares for them (``advanced.topic``, the older top-level ``topic:``,
 ``defaults.models.topic``, ``defaults.topic``) are checked as streamt checks them, so a project's policy
-keeps holding when it moves; a run creates a missing topic with them (:mod:`dagster_streamt.spark.topics`).
+keeps holding when it moves; a run creates a missing topic with them (:mod:`dagster_streamt.spark.streams.topics`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Delta Lake mechanics: versions and their refresh records, merges, table state, history, maintenance."""

@@ -1,0 +1,1 @@
+"""Publishing a model outside the warehouse: Delta, file exports, JDBC transactions."""

@@ -1,0 +1,1 @@
+"""Where a project's tables, checkpoints and run state live: paths, object stores, locks, the warehouse."""

@@ -1,0 +1,1 @@
+"""Batch materializations: tables refreshed whole or incrementally, partitions, views."""
