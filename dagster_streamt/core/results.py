@@ -12,7 +12,7 @@ from .object_stores import delta_rs_uri, is_object_uri
 Status = Literal["success", "failed", "skipped"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelResult:
     model: str
     materialized: str  # table | view | stream | sink

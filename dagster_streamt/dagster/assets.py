@@ -7,7 +7,7 @@ No `from __future__ import annotations` here: Dagster reads the runtime type hin
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from dagster import AssetExecutionContext
@@ -23,6 +23,9 @@ from .partitions import backfill_policy, partitions_def, scope_of
 from .progress import ModelEvent, emit
 from .resources import SparkResource
 from .test_alerts import send_test_alerts
+
+if TYPE_CHECKING:
+    from ..spark.runner import ModelRun
 
 
 def result_metadata(result: ModelResult) -> dict[str, Any]:
@@ -92,7 +95,8 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
         def checks_of(model: str) -> list[Any]:
             return [t for t in model_tests.get(model, []) if keys.tests[t.name] in selected_checks]
 
-        def run_checks(session: Any, model: str, result: Any = None) -> Iterator[dg.AssetCheckResult]:
+        def run_checks(session: Any, model: str, result: ModelResult | None = None,
+                       run: ModelRun | None = None) -> Iterator[dg.AssetCheckResult]:
             for test in checks_of(model):
                 outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id, progress=result)
                 check = check_result(keys, test, outcome)
@@ -102,11 +106,10 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     level = "error" if outcome.severity == "error" else "warning"
                     getattr(context.log, level)(f"streamt: test {test.name} on {model} failed "
                                                 f"({sum(a.failing_rows for a in outcome.assertions)} failing rows)")
-                    if blocks_downstream(test, loaded.project.defaults.tests.severity):
-                        blocked.setdefault(model, f"blocking test {test.name} on {model} failed")
+                    if run is not None and blocks_downstream(test, loaded.project.defaults.tests.severity):
+                        run.block(model, f"blocking test {test.name} on {model} failed")
                 yield check
 
-        blocked: dict[str, str] = {}
         with spark.session(loaded.project) as session:
             if not selected:  # check-only execution: test what is stored now
                 for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):
@@ -120,8 +123,9 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 context.log.info(f"streamt: partitions {scope.label()}")
             severity = loaded.project.defaults.tests.severity
             gates = {m for m in selected if any(blocks_downstream(t, severity) for t in checks_of(m))}
-            for result in run_models(session, loaded.project, plan.order, plan.levels, plan.upstream,
-                                     full_refresh=refresh, blocked=blocked, partition=scope, gates=gates):
+            run = run_models(session, loaded.project, plan.order, plan.levels, plan.upstream,
+                             full_refresh=refresh, partition=scope, gates=gates)
+            for result in run:
                 name = result.model
                 ended = time.time()
                 timing: dict[str, float | list[float]] = {
@@ -141,7 +145,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                                             "to no partition of this run and were not written")
                     yield dg.MaterializeResult(asset_key=specs[name].key,
                                                metadata={**result_metadata(result), **timing})
-                    yield from run_checks(session, name, result)  # before any downstream model starts
+                    yield from run_checks(session, name, result, run)  # before any downstream model starts
                     continue
                 if result.status == "skipped":
                     context.log.warning(f"streamt: {name} skipped: {result.error}")

@@ -43,23 +43,50 @@ MAX_PARALLEL = 8
 
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
                upstream: Mapping[str, AbstractSet[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
-               blocked: dict[str, str] | None = None,
-               partition: PartitionScope | None = None, gates: Collection[str] | None = None) -> Iterator[ModelResult]:
-    """Run ``models`` (topological order); yield one :class:`ModelResult` per model as it finishes.
+               partition: PartitionScope | None = None, gates: Collection[str] | None = None) -> ModelRun:
+    """Run ``models`` (topological order): iterate the returned :class:`ModelRun` for one
+    :class:`ModelResult` per model as it finishes.
 
     ``levels`` groups models that may run at the same time; ``upstream[m]`` are the models ``m`` reads
     (names outside ``models`` are read from the warehouse). ``full_refresh`` models start over.
-    ``blocked`` lets the caller stop a finished model's downstream (a failed blocking check): entries
-    added while a result is being consumed apply to every later level. ``partition``: the partitions
-    this run writes of the partitioned models in ``models`` (they all share one partitioning).
-    ``gates``: the models whose result may add to ``blocked`` (those with blocking checks); the
-    downstream of any other model starts before its result is consumed. None: every model gates.
+    ``partition``: the partitions this run writes of the partitioned models in ``models`` (they all
+    share one partitioning). ``gates``: the models whose result may stop their downstream
+    (:meth:`ModelRun.block`, for those with blocking checks); the downstream of any other model starts
+    before its result is consumed. None: every model gates.
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
+
+    >>> run = run_models(spark, project, ["orders", "totals"], [["orders"], ["totals"]],
+    ...                  {"totals": {"orders"}})  # doctest: +SKIP
+    >>> for result in run:  # doctest: +SKIP
+    ...     if result.model == "orders" and not orders_look_right():
+    ...         run.block("orders", "blocking test orders_valid failed")  # totals is skipped
     """
     ctx = replace(RunContext.create(spark, project), partition=partition)
     check_project_root(ctx.paths, frozenset(full_refresh))
-    return _run(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
-                blocked if blocked is not None else {}, frozenset(gates) if gates is not None else None)
+    return ModelRun(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
+                    frozenset(gates) if gates is not None else None)
+
+
+class ModelRun:
+    """One run of a selection: an iterable of :class:`ModelResult`, one per model as each finishes.
+
+    Its consumer may stop a finished model's downstream while handling that model's result
+    (:meth:`block`, say a failed blocking check); the run itself blocks the downstream of a failed or
+    skipped model. Iterate it once."""
+
+    def __init__(self, ctx: RunContext, models: list[str], levels: list[list[str]],
+                 upstream: Mapping[str, AbstractSet[str]], full_refresh: frozenset[str],
+                 gates: frozenset[str] | None) -> None:
+        self._blocked: dict[str, str] = {}  # model -> why its downstream is skipped (the first reason wins)
+        self._results = _run(ctx, models, levels, upstream, full_refresh, self._blocked, gates)
+
+    def block(self, model: str, reason: str) -> None:
+        """Skip ``model``'s downstream models, saying ``reason``; called for a gating model's result
+        before the next one is asked for, it applies to every model that depends on it."""
+        self._blocked.setdefault(model, reason)
+
+    def __iter__(self) -> Iterator[ModelResult]:
+        return self._results
 
 
 def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -76,8 +103,8 @@ def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: 
     """Start each model as soon as its selected upstream models have finished (not when their whole
     level has): a long model holds back only its own downstream. Order among ready models follows
     ``levels``. The result of a model in ``gates`` (None: every model) is yielded before any model
-    that depends on it starts, so whatever the consumer adds to ``blocked`` (model -> why its
-    downstream is skipped) applies to them; other models' dependents start first."""
+    that depends on it starts, so a :meth:`ModelRun.block` for it (model -> why its downstream is
+    skipped) applies to them; other models' dependents start first."""
     selected = set(models)
     order = [name for level in levels for name in level]
     ups = {name: upstream.get(name, frozenset()) & selected for name in order}
@@ -169,9 +196,8 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
             if result.ok and (broken := contract_violation(ctx.project, name, result.schema)):
                 return failed(name, kind, broken, time.monotonic() - start)
             if result.ok and (topic := model_topic(ctx.project, model)) is not None:
-                result.topic, result.topic_rows = topic, publish_topic(mctx, model)
+                result = replace(result, topic=topic, topic_rows=publish_topic(mctx, model))
     except Exception as exc:
         log.debug("model %s failed", name, exc_info=True)
         return failed(name, kind, model_error(name, exc, ctx.warehouse.data_dir(name)), time.monotonic() - start)
-    result.duration_s = time.monotonic() - start
-    return result
+    return replace(result, duration_s=time.monotonic() - start)
