@@ -12,15 +12,19 @@ The log is read here with delta-rs (the ``deltalake`` package): no Spark job to 
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any
 
+from deltalake.exceptions import DeltaError
 from pyspark.sql import DataFrame
 
 from ..storage.store import Loc, ObjectPath, delta_rs_args
 from .input_files import Fingerprint, Snapshot, fingerprint
 from .refresh_record import RefreshRecord, record_from_json, record_json
+
+log = logging.getLogger(__name__)
 
 DELTA = "delta"
 LOG = "_delta_log"
@@ -75,7 +79,8 @@ def current_commit(path: Loc) -> Commit | None:
         counts = columns.get("num_records")
         rows = sum(int(n) for n in counts) if counts is not None and None not in counts else None
         history = table.history(1)
-    except Exception:  # a table delta-rs cannot read (newer protocol), or a log mid-write: plan a full rebuild
+    except (DeltaError, OSError) as exc:  # a protocol delta-rs does not read, a log mid-write: a full rebuild
+        log.warning("the Delta table at %s cannot be read without Spark (%s): its model is rebuilt", path, exc)
         return None
     meta = history[0].get("userMetadata") if history and int(history[0].get("version", version)) == version else None
     record = record_from_json(meta, len(paths)) if isinstance(meta, str) else None
@@ -87,7 +92,7 @@ def file_modification_times(path: Loc) -> dict[str, int]:
     table: what a Delta stream's micro-batch row came from, since Delta's stream has no ``_metadata``."""
     try:
         actions = _table(path).get_add_actions(flatten=True)
-    except Exception:  # no readable table (vacuumed, mid-write): the caller falls back to its own clock
+    except (DeltaError, OSError):  # no readable table (vacuumed, mid-write): the caller falls back to its own clock
         return {}
     paths, times = actions.column("path").to_pylist(), actions.column("modification_time").to_pylist()
     return {str(p): int(t) for p, t in zip(paths, times, strict=True) if t is not None}

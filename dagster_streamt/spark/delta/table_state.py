@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
 
+from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -83,7 +84,7 @@ def state_matches(ctx: RunContext, state: AggregateState, partial: StructType, m
         empty = ctx.spark.createDataFrame([], partial)
         groups(state, empty).createOrReplaceTempView(view)
         final = ctx.spark.sql(state.final_sql(view, list(model.names))).schema
-    except Exception:  # e.g. a partial aggregate Spark cannot type: the model is rebuilt every time instead
+    except PySparkException:  # e.g. a partial aggregate Spark cannot type: the model is rebuilt every time instead
         return False
     finally:
         ctx.spark.catalog.dropTempView(view)

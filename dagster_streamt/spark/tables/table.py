@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
@@ -38,6 +40,7 @@ from ..delta.table_state import (
     stage,
     state_matches,
 )
+from ..errors import first_meaningful_line
 from ..run.context import RunContext
 from ..run.observed_views import collect_flows
 from ..run.output import counted, observed_rows, schema_pairs
@@ -164,16 +167,18 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
             renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
             try:
                 partial = ctx.observed.sql(ctx.spark, plan.delta_sql(renames))
-                matches = state_matches(ctx, state, partial.schema, df.schema)
-            except Exception:  # Spark cannot analyze the split (the query itself it could): no state, then
-                log.debug("model %s: no aggregation state", model.name, exc_info=True)
-                matches = False
-            if matches:
+                why_not = None if state_matches(ctx, state, partial.schema, df.schema) else \
+                    "a state of its partial aggregates would not give its column types"
+            except AnalysisException as exc:  # Spark cannot analyze the split (the query itself it could)
+                why_not = f"Spark cannot split it into partial aggregates ({first_meaningful_line(exc)})"
+            if why_not is None:
                 _clear_legacy(ctx, model)
                 states = build_state(state, partial, tables, scratch)
                 out_df = final_frame(ctx, state, read_state(ctx, tables, states[STATE]), df.schema.names)
-            else:
+            else:  # said in this run's note; the next runs' notes say "rebuilt because of" it
+                log.info("model %s keeps no aggregation state: %s", model.name, why_not)
                 kind = "recompute"
+                refresh = replace(refresh, note=f"{refresh.note}; it keeps no aggregation state: {why_not}")
         if states is None:
             tables.drop()
         name = f"streamt_table_{model.name}_{ctx.run_id}"
