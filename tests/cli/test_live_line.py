@@ -10,7 +10,7 @@ import time
 import pytest
 
 from dagster_streamt.cli.live_line import describe, live_line
-from dagster_streamt.spark import live
+from dagster_streamt.spark.run import live
 
 
 class Terminal(io.StringIO):

@@ -148,6 +148,24 @@ def test_what_cannot_be_followed_is_rebuilt(spark: Any, tmp_project: Any) -> Non
     assert gone.refresh == "full" and len(table(spark, project, "clean")) == 2
 
 
+def test_an_aggregation_without_a_state_says_why_and_equals_a_rebuild(spark: Any, tmp_project: Any) -> None:
+    """An average of decimals: a state of sums and counts would give it another decimal type, so it keeps
+    none; the first run says so, later runs rebuild saying why, and the rows are a rebuild's."""
+    models = [{"name": "avg_dec", "sql": 'SELECT customer, avg(CAST(amount AS DECIMAL(10, 2))) AS mean '
+                                         'FROM {{ source("orders_raw") }} GROUP BY customer'}]
+    project = shop(tmp_project, models=models)
+    first = run(spark, project)["avg_dec"]
+    assert first.refresh == "full" and "keeps no aggregation state: a state of its partial aggregates would not " \
+        "give its column types" in (first.refresh_note or ""), first.refresh_note
+    add_orders(project, "part-2.json", SECOND)
+    second = run(spark, project)["avg_dec"]
+    assert second.refresh == "full" and "does not reproduce its column types" in (second.refresh_note or "")
+    fresh = shop(tmp_project, name="fresh", models=models)
+    add_orders(fresh, "part-2.json", SECOND)
+    assert run(spark, fresh)["avg_dec"].ok
+    assert table(spark, project, "avg_dec") == table(spark, fresh, "avg_dec")
+
+
 def test_changed_sql_or_volatile_sql_is_rebuilt(spark: Any, tmp_project: Any) -> None:
     models = [{"name": "clean", "sql": 'SELECT order_id, amount FROM {{ source("orders_raw") }}'},
               {"name": "stamped", "sql": 'SELECT order_id, current_timestamp() AS at FROM {{ source("orders_raw") }}'}]

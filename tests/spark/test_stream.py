@@ -131,7 +131,7 @@ def test_live_board_follows_a_running_stream(spark: Any, tmp_project: Any) -> No
     """While someone watches (``streamt run`` on a terminal), a stream reports rows and batches so far."""
     import threading
 
-    from dagster_streamt.spark import live
+    from dagster_streamt.spark.run import live
 
     source = {"name": "orders_raw", "format": "json", "path": "landing", "columns": COLUMNS,
               "options": {"maxFilesPerTrigger": "1"}}
