@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from ..spec.suggest import did_you_mean
+from ..sql.spark_types import is_known_type, normalize_type, type_matches
 from .params import AcceptedTypes, MaxLag, Throughput
 from .results import Verdict
-from .spark_types import is_known_type, normalize_type, type_matches
 
 
 def epoch(value: datetime | float | int) -> float:

@@ -15,10 +15,11 @@ from typing import Any
 
 from ..compile.render import RenderError, render_sql
 from ..spec.envvars import EnvResolver
+from ..sql.identifiers import literal
 from ..sql.identifiers import quote_path as ident
 from .kinds import KINDS
 from .parsed import ParsedAssertion
-from .sql_text import ROW, AssertionSql, Resolve, as_text, literal, statement
+from .sql_text import ROW, AssertionSql, Resolve, as_text, statement
 
 _THIS = "__streamt_this__"
 

@@ -1,8 +1,7 @@
-"""The pieces of a test's Spark SQL: literals, and what one assertion contributes (quoting: sql.identifiers)."""
+"""The pieces of a test's Spark SQL: what one assertion contributes (quoting and literals: sql.identifiers)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -13,26 +12,6 @@ from .parsed import ParsedAssertion
 Resolve = Callable[[str, str], str]  # (kind: "model" | "source", name) -> relation identifier
 Kind = Literal["rows", "aggregate", "schema", "progress"]
 ROW = "`__t`"  # alias of the tested relation in every statement
-
-
-def literal(value: Any) -> str:
-    """A Spark SQL literal for a YAML scalar (strings escaped; YAML dates become DATE/TIMESTAMP)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{value!r} cannot be compared in SQL")
-        return repr(value)
-    if isinstance(value, datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    if isinstance(value, date):
-        return f"DATE '{value.isoformat()}'"
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
 
 
 def as_text(value: Any) -> str:

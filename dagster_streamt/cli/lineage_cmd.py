@@ -58,7 +58,7 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
     if observed:
         from pathlib import Path
 
-        from ..lineage.observed import compare, diff_text
+        from ..openlineage.observed import compare, diff_text
 
         diff = compare(load_or_exit(project_dir, env), Path(observed))
         import json as _json

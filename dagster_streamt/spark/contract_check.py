@@ -11,9 +11,9 @@ statement about the data, not the schema Spark infers: a ``not_null`` test check
 
 from __future__ import annotations
 
-from ..checks.spark_types import type_matches
 from ..spec.project import Project
 from ..spec.schema_types import spark_type
+from ..sql.spark_types import type_matches
 
 
 def contract_violation(project: Project, name: str, schema: list[tuple[str, str]]) -> str | None:

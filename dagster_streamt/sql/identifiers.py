@@ -1,10 +1,14 @@
-"""Names and paths quoted for the Spark SQL the package writes itself (MERGE, RESTORE, VACUUM, checks).
+"""Names, paths and values quoted for the Spark SQL the package writes itself (MERGE, RESTORE, VACUUM, checks).
 
 One place, through sqlglot's Spark dialect, so every statement quotes a column named ``order`` or
 ``a`b``, or a table folder with a backtick in its path, the same way.
 """
 
 from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from typing import Any
 
 from sqlglot import exp
 
@@ -37,3 +41,23 @@ def delta_path(location: object) -> str:
     """
     return exp.Table(this=exp.to_identifier(str(location), quoted=True),
                      db=exp.to_identifier("delta")).sql(dialect=DIALECT)
+
+
+def literal(value: Any) -> str:
+    """A Spark SQL literal for a YAML scalar (strings escaped; YAML dates become DATE/TIMESTAMP)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} cannot be compared in SQL")
+        return repr(value)
+    if isinstance(value, datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"

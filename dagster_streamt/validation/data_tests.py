@@ -21,7 +21,6 @@ from ..checks.assertions import (
     parse_assertions,
 )
 from ..checks.kinds import KINDS
-from ..checks.spark_types import is_known_type, normalize_type, type_matches
 from ..compile.compiled import CompiledProject
 from ..compile.render import RenderError, render_sql
 from ..graph.graph import Graph, node_id
@@ -31,6 +30,7 @@ from ..spec.models import Column, Test
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
 from ..sql import parse_expression
+from ..sql.spark_types import is_known_type, normalize_type, type_matches
 
 _ISSUE_CODES = {"unknown_assertion": "TST001", "unknown_key": "TST002", "missing_key": "TST003", "bad_value": "TST004"}
 _COLUMN_KEYS = ("columns", "column", "key", "types")

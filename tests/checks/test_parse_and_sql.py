@@ -12,10 +12,11 @@ from dagster_streamt.checks.assertions import CustomSql, MaxLag, Throughput, par
 from dagster_streamt.checks.evaluate import check_max_lag, check_throughput, check_types
 from dagster_streamt.checks.kinds.aggregates import is_count_query
 from dagster_streamt.checks.results import json_safe, severity_of
-from dagster_streamt.checks.spark_types import normalize_type, type_matches
-from dagster_streamt.checks.sql import build_test_sql, ident, literal
+from dagster_streamt.checks.sql import build_test_sql, ident
 from dagster_streamt.core.durations import parse_duration
 from dagster_streamt.spec.models import Test as SpecTest
+from dagster_streamt.sql.identifiers import literal
+from dagster_streamt.sql.spark_types import normalize_type, type_matches
 
 
 def make(*assertions: dict, **kw: object) -> SpecTest:

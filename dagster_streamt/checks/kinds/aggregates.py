@@ -8,12 +8,13 @@ from datetime import UTC, datetime
 from sqlglot import exp
 
 from ...sql import parse_query
+from ...sql.identifiers import literal
 from ...sql.identifiers import quote_path as ident
 from ..evaluate import check_types, epoch
 from ..params import AcceptedTypes, CustomSql, Distribution, Freshness, Params, Positive, RowCount
 from ..parsed import ParsedAssertion
 from ..results import Verdict
-from ..sql_text import AssertionSql, SqlContext, literal
+from ..sql_text import AssertionSql, SqlContext
 from .base import AssertionKind, Evidence, Mode, as_int, counted_verdict, pct, register
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from ...sql.identifiers import literal
 from ...sql.identifiers import quote_path as ident
 from ..params import AcceptedValues, Expression, ExpressionIsTrue, NotNull, Range, Relationships, Unique
 from ..parsed import ParsedAssertion
 from ..results import Verdict
-from ..sql_text import ROW, AssertionSql, SqlContext, as_text, literal
+from ..sql_text import ROW, AssertionSql, SqlContext, as_text
 from .base import AssertionKind, Evidence, as_int, counted_verdict, pct, register
 
 

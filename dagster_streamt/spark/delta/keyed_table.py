@@ -22,11 +22,10 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from ...checks.sql_text import literal
 from ...spec.connectors import model_key
 from ...spec.models import Model
 from ...spec.project import Project
-from ...sql.identifiers import delta_path
+from ...sql.identifiers import delta_path, literal
 from ...sql.identifiers import quote as _q
 from ..errors import ModelRunError
 from ..run.observed_views import sql_over

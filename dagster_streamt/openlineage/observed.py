@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.loaded import LoadedProject
-from ..openlineage.naming import ProjectNaming
+from .naming import ProjectNaming
 
 DATA = ("source", "model")
 
