@@ -68,8 +68,9 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     ``quiet``: progress goes to stderr (stdout is kept for a JSON answer)."""
     import dagster as dg
 
+    from ..core.results import ModelResult
     from ..dagster.instance import instance_dir
-    from ..dagster.progress import CheckEvent, ModelEvent, subscribe
+    from ..dagster.progress import CheckEvent, subscribe
 
     location = location_or_exit(loaded)
     if checks is None:
@@ -79,7 +80,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         only = dg.define_asset_job("streamt_cli_checks", selection=dg.AssetSelection.checks(*checks))
         job = dg.Definitions.merge(location.defs, dg.Definitions(jobs=[only])).resolve_job_def(only.name)
         keys = None
-    events: list[ModelEvent] = []
+    events: list[ModelResult] = []
     seen: list[CheckEvent] = []
     icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
              "skipped": click.style("-", fg="yellow")}
@@ -92,7 +93,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         else:
             click.echo(message)
 
-    def show(e: ModelEvent | CheckEvent) -> None:
+    def show(e: ModelResult | CheckEvent) -> None:
         if isinstance(e, CheckEvent):
             seen.append(e)
             if checks is not None:
@@ -102,9 +103,9 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
             echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
             return
         events.append(e)
-        rows = f"{e.rows:,} rows" if e.rows is not None else \
+        rows = f"{e.rows_written:,} rows" if e.rows_written is not None else \
             "view (no storage)" if e.materialized == "view" else "rows unknown"
-        detail = f"{rows}  {e.seconds:.1f} s{_refresh_suffix(e)}" if e.status == "success" else e.message[:160]
+        detail = f"{rows}  {e.duration_s:.1f} s{_refresh_suffix(e)}" if e.status == "success" else (e.error or "")[:160]
         echo(f"  {icons.get(e.status, '?')} {e.model:<32} {e.status:<8} {detail}")
 
     instance = instance_or_exit(loaded)
@@ -238,9 +239,9 @@ def _summary(names: list[str], events: list[Any], elapsed: float, run_id: str) -
     for n in names:
         e = by_model.get(n)
         status = e.status if e else "not run"
-        rows = (f"{e.rows:,}" if e.rows is not None else "view" if e.materialized == "view" else "unknown") \
-            if e and e.status == "success" else "-"
-        secs = f"{e.seconds:.1f}" if e else "-"
+        rows = (f"{e.rows_written:,}" if e.rows_written is not None else "view" if e.materialized == "view"
+                else "unknown") if e and e.status == "success" else "-"
+        secs = f"{e.duration_s:.1f}" if e else "-"
         click.echo(f"{n:<32} {status:<8} {rows:>12} {secs:>8}")
     ok = sum(1 for e in events if e.status == "success")
     click.echo(f"\n{ok}/{len(names)} model(s) succeeded in {elapsed:.1f} s (Dagster run {run_id})")

@@ -20,7 +20,7 @@ from ..spec.models import PartitionedBy
 from .checks import check_result, check_spec, report_check, tests_by_target
 from .key_map import KeyMap
 from .partitions import backfill_policy, partitions_def, scope_of
-from .progress import ModelEvent, emit
+from .progress import emit
 from .resources import SparkResource
 from .test_alerts import send_test_alerts
 
@@ -133,9 +133,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     meta.ENDED_AT: round(ended, 3)}
                 if scope is not None and scope.start is not None and scope.end is not None:
                     timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
-                emit(ModelEvent(name, result.status, result.rows_written, float(result.duration_s or 0.0),
-                                str(result.error or ""), result.refresh or "", result.refresh_note or "",
-                                result.materialized))
+                emit(result)
                 if result.status == "success":
                     written = "unknown" if result.rows_written is None else result.rows_written
                     context.log.info(f"streamt: {name} materialized: {written} rows in "

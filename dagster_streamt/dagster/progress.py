@@ -1,5 +1,8 @@
 """In-process progress hook: ``streamt run`` executes the job in its own process, so the models
-asset can report each model to the terminal as it finishes without parsing Dagster's logs."""
+asset can report each model to the terminal as it finishes without parsing Dagster's logs.
+
+A model is reported as the runner's own :class:`~dagster_streamt.core.results.ModelResult`, the
+object its materialization metadata is built from: the terminal and the UI say the same thing."""
 
 from __future__ import annotations
 
@@ -7,17 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class ModelEvent:
-    model: str
-    status: str  # success | failed | skipped
-    rows: int | None  # None: nothing stored (a view) or no count came back (unknown)
-    seconds: float
-    message: str = ""
-    refresh: str = ""  # tables: how this run brought it up to date (see ModelResult.refresh)
-    refresh_note: str = ""
-    materialized: str = ""  # table | view | stream | sink: tells a view's None from an unknown count
+from ..core.results import ModelResult
 
 
 @dataclass(frozen=True)
@@ -32,7 +25,7 @@ class CheckEvent:
     result: Any = None  # the full TestResult, for `streamt test`'s table and JSON
 
 
-Event = ModelEvent | CheckEvent
+Event = ModelResult | CheckEvent
 _listeners: list[Callable[[Event], None]] = []
 
 

@@ -27,7 +27,6 @@ def events(tmp_project: Any, records: list[dict[str, Any]]) -> Any:
 def test_a_count_that_did_not_come_back_is_unknown(spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from dagster_streamt.cli.dagster_exec import _summary
-    from dagster_streamt.dagster.progress import ModelEvent
 
     project = events(tmp_project, [{"id": 1, "kind": "a"}, {"id": 2, "kind": "b"}, {"id": 3, "kind": "a"}])
     real = Observation.get
@@ -45,7 +44,7 @@ def test_a_count_that_did_not_come_back_is_unknown(spark: Any, tmp_project: Any,
     assert md["rows_written"] == "unknown" and md.get("dagster/row_count") != 0
     assert result.table_rows == 3 == md["dagster/row_count"]  # the table's size, from its Parquet footers
 
-    _summary(["copy"], [ModelEvent("copy", "success", result.rows_written, 1.0, materialized="table")], 1.0, "r1")
+    _summary(["copy"], [result], 1.0, "r1")
     line = next(ln.split() for ln in capsys.readouterr().out.splitlines() if ln.startswith("copy"))
     assert line[:3] == ["copy", "success", "unknown"]
 
