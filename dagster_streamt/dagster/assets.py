@@ -95,7 +95,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
         def checks_of(model: str) -> list[Any]:
             return [t for t in model_tests.get(model, []) if keys.tests[t.name] in selected_checks]
 
-        def run_checks(session: Any, model: str, result: "ModelResult | None" = None,
+        def run_checks(session: Any, model: str, result: ModelResult | None = None,
                        run: "ModelRun | None" = None) -> Iterator[dg.AssetCheckResult]:
             for test in checks_of(model):
                 outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id, progress=result)

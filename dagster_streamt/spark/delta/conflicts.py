@@ -16,6 +16,7 @@ from delta.exceptions import base as delta_errors
 from ..conditions import causes, spark_errors, without_condition
 from ..errors import describe_exception
 from ..storage.store import ObjectPath
+from .delta_table import current_version
 
 # Delta's error conditions -> what happened, in words
 CONFLICTS: dict[str, str] = {
@@ -58,8 +59,6 @@ def conflict_of(exc: BaseException) -> tuple[str, str] | None:
 
 def _current_version(table: Path | ObjectPath) -> int | None:
     try:
-        from .delta_table import current_version
-
         return current_version(table)
     except Exception:  # no readable table: the message goes without the version
         return None
