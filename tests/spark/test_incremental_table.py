@@ -118,6 +118,45 @@ def test_appended_files_refresh_every_shape_exactly(spark: Any, tmp_project: Any
     assert sorted(r["raw_record"] for r in quarantine) == ["{also not json", "{not json"]
 
 
+def test_a_table_input_is_followed_through_its_delta_log_with_deletion_vectors_and_column_mapping(
+        spark: Any, tmp_project: Any) -> None:
+    """An upstream table with deletion vectors and column mapping on (written under physical column names,
+    rows hidden by a vector rather than a rewrite): its appends reach the readers through Delta's change
+    feed, a delete is a rewrite the readers rebuild from, and every result equals a rebuild from scratch."""
+    models = [m for m in MODELS if m["name"] in ("clean", "enriched", "totals")]
+    project = shop(tmp_project, models=models)
+    assert all(r.ok for r in run(spark, project).values())
+    clean = Warehouse.for_project(project).data_dir("clean")
+    spark.sql(f"ALTER TABLE delta.`{clean}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', "
+              "'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '3', 'delta.minWriterVersion' = '7')")
+    spark.sql(f"ALTER TABLE delta.`{clean}` RENAME COLUMN amount TO amount_renamed")  # physical names differ now
+    spark.sql(f"ALTER TABLE delta.`{clean}` RENAME COLUMN amount_renamed TO amount")
+    rebuilt = run(spark, project)  # commits of someone else's: clean rebuilds (an overwrite), its readers too
+    assert {n: r.refresh for n, r in rebuilt.items()} == {"clean": "full", "enriched": "full", "totals": "full"}
+    assert "model clean was rewritten at version 1 (SET TBLPROPERTIES)" in (rebuilt["enriched"].refresh_note or "")
+
+    add_orders(project, "part-2.json", SECOND)
+    second = run(spark, project)
+    assert {n: r.refresh for n, r in second.items()} == {"clean": "append", "enriched": "append", "totals": "merge"}
+    assert second["enriched"].refresh_note == "appended the rows of 1 new version of model clean"
+    assert second["enriched"].input_rows == 3 + len(CUSTOMERS)  # clean's appended rows (from its log), customers
+    fresh = shop(tmp_project, name="fresh", models=models)
+    add_orders(fresh, "part-2.json", SECOND)
+    run(spark, fresh)
+    for name in ("clean", "enriched", "totals"):
+        assert table(spark, project, name) == table(spark, fresh, name), name
+
+    spark.sql(f"DELETE FROM delta.`{clean}` WHERE customer = 'bob'")  # a deletion vector: no data file changes
+    metrics = spark.sql(f"DESCRIBE HISTORY delta.`{clean}` LIMIT 1").first()["operationMetrics"]
+    assert int(metrics["numDeletionVectorsAdded"]) > 0 and metrics["numCopiedRows"] == "0"
+    third = run(spark, project, ["enriched", "totals"])
+    assert {n: r.refresh for n, r in third.items()} == {"enriched": "full", "totals": "full"}
+    assert "(DELETE)" in (third["totals"].refresh_note or "")
+    assert third["totals"].input_rows == 5  # the log's row count net of the deletion vector
+    assert table(spark, project, "totals") == [(5, 40.5, 3)]
+    assert sorted(r[0] for r in table(spark, project, "enriched")) == [1, 3, 6, 7]
+
+
 def test_nothing_new_keeps_every_version(spark: Any, tmp_project: Any) -> None:
     project = shop(tmp_project)
     run(spark, project)

@@ -1,7 +1,7 @@
 """How a table model is refreshed (:func:`dagster_streamt.spark.tables.refresh_plan.decide`), rule by rule, from
-hand-built snapshots and records; the snapshot comparison and file listing rules of
-:mod:`dagster_streamt.spark.delta.input_files`; and the refresh record kept in a table version. Pure Python:
-nothing here starts Spark."""
+hand-built snapshots (a source's files), table changes (a stored model's Delta log) and records; the
+snapshot comparison and file listing rules of :mod:`dagster_streamt.spark.delta.input_files`; and the refresh
+record kept in a table version. Pure Python: nothing here starts Spark."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dagster_streamt.spark.delta.delta_table import Appended
 from dagster_streamt.spark.delta.input_files import Snapshot, appended, hidden, listed_by_python
 from dagster_streamt.spark.delta.refresh_record import (
     FORMAT,
@@ -29,7 +30,8 @@ MOD = ("model", "customers")
 VIEWS = {SRC: "orders_raw", MOD: "customers"}
 RELATIONS = list(VIEWS.values())
 ROOT = Path("/data/orders")  # the source's folder: its snapshot keys are absolute paths
-TABLE = Path("/warehouse/customers/v000007")  # the table's current version: keys relative to it
+TABLE = Path("/warehouse/customers/data")  # a folder whose files are keyed relative to it
+READ = ("table-id-1", 7)  # the Delta table and version of model customers the previous build read
 
 JOIN = incremental_plan("SELECT o.id, c.tier FROM orders_raw o JOIN customers c ON o.cid = c.id", RELATIONS)
 LEFT = incremental_plan("SELECT o.id, c.tier FROM orders_raw o LEFT JOIN customers c ON o.cid = c.id", RELATIONS)
@@ -60,24 +62,29 @@ def table(files: Mapping[str, tuple[int, int]]) -> Snapshot:
 
 
 def record(kind: str = "append", config: str = "cfg", files_at_rebuild: int = 2, refreshes: int = 0,
-           inputs: Mapping[str, Mapping[str, tuple[int, int]]] | None = None) -> RefreshRecord:
-    read = {input_key(*SRC): SOURCE_FILES, input_key(*MOD): TABLE_FILES} if inputs is None else inputs
-    return RefreshRecord(config, kind, read, files_at_rebuild, refreshes)
+           inputs: Mapping[str, Mapping[str, tuple[int, int]]] | None = None,
+           tables: Mapping[str, tuple[str, int]] | None = None) -> RefreshRecord:
+    read = {input_key(*SRC): SOURCE_FILES} if inputs is None else inputs
+    return RefreshRecord(config, kind, read, files_at_rebuild, refreshes,  # type: ignore[arg-type]
+                         tables={input_key(*MOD): READ} if tables is None else tables)
 
 
 def given(plan: IncrementalPlan = JOIN, src: Mapping[str, tuple[int, int]] | None = None,
-          mod: Mapping[str, tuple[int, int]] | None = None, rec: RefreshRecord | None = None,
+          mod: Appended | str | None = None, rec: RefreshRecord | None = None,
           snapshots: Mapping[tuple[str, str], Snapshot | None] | None = None, **kw: object) -> RefreshInputs:
-    """The model joins source orders_raw and model customers; by default nothing changed since ``record()``."""
+    """The model joins source orders_raw and model customers; by default nothing changed since ``record()``.
+    ``mod``: what model customers' Delta log says happened since the recorded version."""
+    tables: dict[tuple[str, str], Appended | str | None] = {}
     if snapshots is None:
-        snapshots = {SRC: source(SOURCE_FILES if src is None else src), MOD: table(TABLE_FILES if mod is None else mod)}
-    return RefreshInputs(plan, "cfg", VIEWS, snapshots, record(kind=plan.kind) if rec is None else rec,
+        snapshots = {SRC: source(SOURCE_FILES if src is None else src)}
+        tables = {MOD: mod}
+    return RefreshInputs(plan, "cfg", VIEWS, snapshots, record(kind=plan.kind) if rec is None else rec, tables,
                          **kw)  # type: ignore[arg-type]
 
 
 NEW_SOURCE = {**SOURCE_FILES, f"{ROOT}/part-3.json": (50, 3_000, 9, 3_100),
               f"{ROOT}/part-2.json": (40, 3_001, 10, 3_101)}
-NEW_TABLE = {**TABLE_FILES, "k=1/part-00002.parquet": (70, 12, 22, 0)}
+NEW_TABLE = Appended(7, 8, 3)  # one blind append since version 7 (3 rows)
 
 
 # --- decide: reasons for a full rebuild before any input is looked at ----------------------------------------------
@@ -110,14 +117,21 @@ def test_an_input_that_is_not_a_set_of_files() -> None:
 
 
 def test_an_input_the_previous_build_did_not_read() -> None:
-    rec = record(inputs={input_key(*MOD): TABLE_FILES})
+    rec = record(inputs={})
     assert decide(given(rec=rec)) == Refresh("full", "source orders_raw was not read by the previous build")
+    assert decide(given(rec=record(tables={}))) == Refresh("full", "model customers was not read by the previous build")
 
 
 def test_inputs_are_checked_in_sorted_order() -> None:  # ("model", ...) before ("source", ...)
-    rec = record(inputs={})
-    assert decide(given(rec=rec, snapshots={SRC: None, MOD: table(TABLE_FILES)})).note == \
-        "model customers was not read by the previous build"
+    rec = record(inputs={}, tables={})
+    assert decide(given(rec=rec, src=NEW_SOURCE)).note == "model customers was not read by the previous build"
+
+
+@pytest.mark.parametrize("why", ["was deleted and built again", "went back from version 7 to 5",
+                                 "was rewritten at version 8 (MERGE)", "keeps no change feed "
+                                 "(delta.enableChangeDataFeed is off)"])
+def test_a_table_whose_log_says_it_was_not_only_appended(why: str) -> None:
+    assert decide(given(mod=why)) == Refresh("full", f"model customers {why}")
 
 
 @pytest.mark.parametrize("files", [
@@ -149,8 +163,8 @@ def test_source_appended_with_an_append_plan() -> None:
 
 def test_table_appended_deltas_are_joined_to_its_version() -> None:
     refresh = decide(given(mod=NEW_TABLE))
-    assert refresh == Refresh("append", "appended the rows of 1 new file of model customers",
-                              {MOD: (f"{TABLE}/k=1/part-00002.parquet",)})
+    assert refresh == Refresh("append", "appended the rows of 1 new version of model customers", {MOD: NEW_TABLE})
+    assert decide(given(mod=Appended(7, 10, None))).note == "appended the rows of 3 new versions of model customers"
 
 
 def test_two_inputs_appended_at_once() -> None:
@@ -176,8 +190,8 @@ def test_aggregate_plan_without_state() -> None:
 
 def test_aggregate_plan_with_state_merges() -> None:
     refresh = decide(given(plan=AGG, mod=NEW_TABLE, has_state=True, files_now=10_000))  # no compaction for merges
-    assert refresh == Refresh("merge", "merged the aggregation of 1 new file of model customers",
-                              {MOD: (f"{TABLE}/k=1/part-00002.parquet",)})
+    assert refresh == Refresh("merge", "merged the aggregation of 1 new version of model customers",
+                              {MOD: NEW_TABLE})
 
 
 def test_aggregate_plan_recorded_as_recompute_is_recomputed() -> None:
@@ -223,9 +237,10 @@ def test_appended() -> None:
 
 
 def test_snapshot_paths() -> None:
-    assert table(NEW_TABLE).paths() == [f"{TABLE}/k=1/part-00002.parquet", f"{TABLE}/part-00000.parquet",
-                                        f"{TABLE}/part-00001.parquet"]
-    assert table(NEW_TABLE).paths(["part-00001.parquet", "part-00000.parquet"]) == \
+    files = {**TABLE_FILES, "k=1/part-00002.parquet": (70, 12, 22, 0)}
+    assert table(files).paths() == [f"{TABLE}/k=1/part-00002.parquet", f"{TABLE}/part-00000.parquet",
+                                    f"{TABLE}/part-00001.parquet"]
+    assert table(files).paths(["part-00001.parquet", "part-00000.parquet"]) == \
         [f"{TABLE}/part-00000.parquet", f"{TABLE}/part-00001.parquet"]
     assert source(NEW_SOURCE).paths([f"{ROOT}/part-3.json", f"{ROOT}/part-2.json"]) == \
         [f"{ROOT}/part-2.json", f"{ROOT}/part-3.json"]
@@ -263,16 +278,15 @@ def test_listed_by_python(tmp_path: Path) -> None:
 # --- refresh record -----------------------------------------------------------------------------------------------
 
 def test_record_round_trip() -> None:
-    rec = RefreshRecord("abc123", "aggregate", {"source:orders_raw": SOURCE_FILES, "model:customers": TABLE_FILES},
-                        files_at_rebuild=4, refreshes=2, states={"_streamt_state": 3})
+    rec = RefreshRecord("abc123", "aggregate", {"source:orders_raw": SOURCE_FILES},
+                        files_at_rebuild=4, refreshes=2, states={"_streamt_state": 3},
+                        tables={"model:customers": ("table-id-1", 7)})
     text = record_json(rec)  # the userMetadata of the Delta commit that writes the version
     assert record_from_json(text, files_now=9) == rec
     data = json.loads(text)
     assert data == {"format": FORMAT, "config": "abc123", "kind": "aggregate", "files_at_rebuild": 4, "refreshes": 2,
-                    "states": {"_streamt_state": 3},
-                    "inputs": {"model:customers": {"part-00000.parquet": [500, 10, 20, 0],
-                                                   "part-00001.parquet": [600, 11, 21, 0]},
-                               "source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000, 7, 1_100],
+                    "states": {"_streamt_state": 3}, "tables": {"model:customers": ["table-id-1", 7]},
+                    "inputs": {"source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000, 7, 1_100],
                                                      f"{ROOT}/part-1.json": [200, 2_000, 8, 2_100]}}}
     older = {**data, "inputs": {"source:orders_raw": {f"{ROOT}/part-0.json": [100, 1_000]}}}  # size + mtime only
     assert record_from_json(json.dumps(older), 0) is None  # a full rebuild, never a rewrite taken for unchanged

@@ -8,20 +8,25 @@ What the refresh planner needs to know about the current version (the input file
 a hash of its SQL and settings: :class:`.refresh_record.RefreshRecord`) travels in that same commit as
 its ``userMetadata``: the record and the rows can never disagree, and no file of ours sits beside the log.
 The log is read here with delta-rs (the ``deltalake`` package): no Spark job to plan a refresh.
+
+What changed in a table since a reader last read it is the log's to say too (:func:`change_since`): the
+commits after that version, each a blind append or not, and their rows read back through Delta's Change
+Data Feed (every table here keeps one: :data:`CHANGE_FEED`), never from the data files directly, so
+deletion vectors and column mapping hold for increments as for whole reads.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from deltalake.exceptions import DeltaError
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from ..storage.store import Loc, ObjectPath, delta_rs_args
-from .input_files import Fingerprint, Snapshot, fingerprint
+from ...sql.identifiers import delta_path
+from ..storage.store import Loc, delta_rs_args
 from .refresh_record import RefreshRecord, record_from_json, record_json
 
 log = logging.getLogger(__name__)
@@ -29,6 +34,9 @@ log = logging.getLogger(__name__)
 DELTA = "delta"
 LOG = "_delta_log"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # a commit's metadata when no writer option can
+CHANGE_FEED = "delta.enableChangeDataFeed"  # on for every table written here: readers follow its appends
+APPENDS = frozenset({"WRITE", "STREAMING UPDATE"})  # operations that only add rows when blind appends
+_CDF_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 
 
 def _log_names(path: Loc) -> list[str]:
@@ -57,6 +65,9 @@ class Commit:
     files: dict[str, Any]  # active data files, relative to the table's folder -> their size in bytes
     rows: int | None  # rows of the whole table (from the files' statistics), None when unknown
     record: RefreshRecord | None  # what the version was built from, when the commit carries it
+    table_id: str = ""  # Delta's id of the table: a table deleted and created again has a new one
+    change_feed: bool = False  # whether the table keeps a Change Data Feed (:data:`CHANGE_FEED`)
+    schema_json: str | None = None  # the table's schema as Spark's StructType JSON (Delta's own schemaString)
 
 
 def _table(path: Loc) -> Any:
@@ -78,13 +89,88 @@ def current_commit(path: Loc) -> Commit | None:
         paths, sizes = columns.get("path", []), columns.get("size_bytes", [])
         counts = columns.get("num_records")
         rows = sum(int(n) for n in counts) if counts is not None and None not in counts else None
+        if rows is not None:
+            rows -= _deleted_rows(table)
         history = table.history(1)
+        metadata = table.metadata()
+        schema_json = table.schema().to_json()
     except (DeltaError, OSError) as exc:  # a protocol delta-rs does not read, a log mid-write: a full rebuild
         log.warning("the Delta table at %s cannot be read without Spark (%s): its model is rebuilt", path, exc)
         return None
     meta = history[0].get("userMetadata") if history and int(history[0].get("version", version)) == version else None
     record = record_from_json(meta, len(paths)) if isinstance(meta, str) else None
-    return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record)
+    return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record, str(metadata.id),
+                  metadata.configuration.get(CHANGE_FEED, "false").lower() == "true", schema_json)
+
+
+def _deleted_rows(table: Any) -> int:
+    """Rows the table's deletion vectors hide (its files' statistics still count them)."""
+    if "deletionVectors" not in (table.protocol().reader_features or []):
+        return 0
+    import pyarrow as pa
+
+    vectors = pa.table(table.deletion_vectors().read_all()).column("selection_vector").to_pylist()
+    return sum(v.count(False) for v in vectors)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Rows only appended to a table between two of its versions: readable as Delta's change feed."""
+
+    after: int  # the version the reader read last
+    upto: int  # the version it reads now
+    rows: int | None  # rows those commits added (their operation metrics), None when one does not say
+
+
+def change_since(path: Loc, now: Commit, read: tuple[str, int]) -> Appended | str | None:
+    """What happened to the table at ``path`` (current version ``now``) since a reader read version
+    ``read`` = (table id, version): None for nothing, :class:`Appended` when every commit since was a
+    blind append kept in the change feed, else why its rows cannot be followed (a sentence's tail)."""
+    table_id, version = read
+    if table_id != now.table_id:
+        return "was deleted and built again"
+    if version == now.version:
+        return None
+    if version > now.version:
+        return f"went back from version {version} to {now.version}"
+    if not now.change_feed:
+        return f"keeps no change feed ({CHANGE_FEED} is off)"
+    try:
+        commits = _table(path).history(now.version - version)
+    except (DeltaError, OSError) as exc:
+        return f"has a log delta-rs cannot read ({exc})"
+    found = {int(c.get("version", -1)): c for c in commits}
+    rows: int | None = 0
+    for v in range(version + 1, now.version + 1):
+        commit = found.get(v)
+        if commit is None:
+            return f"no longer keeps the log of version {v}"
+        if commit.get("operation") not in APPENDS or commit.get("isBlindAppend") is not True:
+            return f"was rewritten at version {v} ({commit.get('operation', 'an unknown operation')})"
+        added = (commit.get("operationMetrics") or {}).get("numOutputRows")
+        rows = rows + int(added) if rows is not None and added is not None else None
+    return Appended(version, now.version, rows)
+
+
+def read_appended(spark: SparkSession, path: Loc, appended: Appended) -> DataFrame:
+    """The rows appended after ``appended.after`` up to ``appended.upto``, through Delta's change feed
+    (deletion vectors and column mapping applied by Delta), without the feed's own columns."""
+    feed = (spark.read.format(DELTA).option("readChangeFeed", "true")
+            .option("startingVersion", appended.after + 1).option("endingVersion", appended.upto).load(str(path)))
+    return feed.where(F.col("_change_type") == "insert").drop(*_CDF_COLUMNS)
+
+
+def keep_change_feed(spark: SparkSession, path: Loc) -> None:
+    """Turn on the change feed of an existing table created without one (by an older dagster-streamt, or
+    by an engine without this package's session defaults), so its next appends can be followed."""
+    if not is_delta_table(path):
+        return
+    try:
+        on = _table(path).metadata().configuration.get(CHANGE_FEED, "false").lower() == "true"
+    except (DeltaError, OSError):
+        return  # Spark's own write reports a table it cannot read
+    if not on:
+        spark.sql(f"ALTER TABLE {delta_path(path)} SET TBLPROPERTIES ('{CHANGE_FEED}' = 'true')")
 
 
 def file_modification_times(path: Loc) -> dict[str, int]:
@@ -98,32 +184,12 @@ def file_modification_times(path: Loc) -> dict[str, int]:
     return {str(p): int(t) for p, t in zip(paths, times, strict=True) if t is not None}
 
 
-def snapshot(path: Loc) -> Snapshot | None:
-    """The table's current files with their fingerprints (Delta never rewrites a data file: an append
-    only adds files, anything else removes them), pinned to its version for readers. On an object
-    store a file's fingerprint is its size from the log: Delta names every data file anew."""
-    commit = current_commit(path)
-    if commit is None:
-        return None
-    if isinstance(path, ObjectPath):
-        return Snapshot(path, {rel: _logged(size) for rel, size in commit.files.items()}, relative=True,
-                        version=commit.version)
-    try:
-        files = {rel: fingerprint(os.stat(path / rel)) for rel in commit.files}
-    except OSError:  # a file of the log is gone (vacuumed under a reader): no increment
-        return None
-    return Snapshot(path, files, relative=True, version=commit.version)
-
-
-def _logged(size: Any) -> Fingerprint:
-    return int(size or 0), 0, 0, 0
-
-
 def write(df: DataFrame, path: Loc, mode: str, record: RefreshRecord | None,
           partition_by: list[str] | None = None) -> None:
     """``df`` as one commit to the table at ``path``: ``overwrite`` (its schema replaces the old one) or
     ``append``; ``record`` goes in the same commit."""
-    writer = df.write.format(DELTA).mode(mode)
+    keep_change_feed(df.sparkSession, path)
+    writer = df.write.format(DELTA).mode(mode).option(CHANGE_FEED, "true")  # a new table's property
     if mode == "overwrite":
         writer = writer.option("overwriteSchema", "true")
     if record is not None:

@@ -98,6 +98,9 @@ def session_conf(project: Project, settings: SparkSettings) -> dict[str, str]:
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.warehouse.dir": str(paths.warehouse / "_catalog"),
         "spark.sql.streaming.numRecentProgressUpdates": "1000",
+        # every Delta table a run creates keeps a change feed: readers follow its appends through Delta
+        # (:func:`..delta.delta_table.change_since`); appends write no extra files for it
+        "spark.databricks.delta.properties.defaults.enableChangeDataFeed": "true",
     }
     log_conf = Path(__file__).with_name("log4j2.properties")
     conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log_conf}"

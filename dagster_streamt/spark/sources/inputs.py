@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ...sql.identifiers import quote
+from ..delta.delta_table import Appended
 from ..errors import ModelRunError
 from ..run.progress import IN_PREFIX
 
@@ -30,7 +31,8 @@ class Input:
     keys: tuple[str, ...] | None = None  # read only these partitions (an upstream partitioned the same way)
     fallback: tuple[str, ...] = ()  # window time columns: watermarked (default delay) when no event_time says
     capture: bool = False  # a batch source the model's action reads whole: its scan counts the rows
-    files: tuple[str, ...] = ()  # read only these files: the part appended since the model last read it
+    files: tuple[str, ...] = ()  # a source: read only these files, the part appended since the model last read it
+    appended: Appended | None = None  # a stored model: read only the rows its log appended since then
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ from the warehouse registry, so any model can run alone; a view is recreated fro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from ...compile.modes import appends
 from ...compile.render import RenderError, render_sql
@@ -21,14 +23,14 @@ from ...spec.project import Project
 from ...sql import parse_query, whole_scans
 from ...sql.flink import Translation, TranslationError, translate
 from ...sql.flink_types import Catalog
-from ..delta.delta_table import DELTA
+from ..delta.delta_table import DELTA, Appended, read_appended
 from ..errors import ModelRunError
 from ..run.context import RunContext
 from ..run.partitions import KEY_COLUMN, signature
 from ..storage.store import Loc
 from ..storage.warehouse import RegistryEntry
 from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
-from .snapshots import model_snapshot
+from .snapshots import model_version
 from .source_views import register_source
 from .sources import PERMISSIVE, can_stream
 
@@ -82,12 +84,13 @@ def _plan_input(ctx: RunContext, consumer: Model, kind: str, name: str, mode: Mo
 
 
 def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = None, whole: bool = False,
-           deltas: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> Rendered:
+           deltas: Mapping[tuple[str, str], tuple[str, ...] | Appended] | None = None) -> Rendered:
     """Render the model's SQL so each input reads the view this run registers for it; Flink SQL is
     translated for Spark. The versioned side of a temporal join is read as it is now (batch).
     ``whole``: the caller's action writes every row of the result (a table), so a batch source the
     query reads whole has its rows counted by that scan (a view of the model's own).
-    ``deltas``: (kind, name) -> files: that input reads only those files (an incremental refresh)."""
+    ``deltas``: (kind, name) -> a source's files or a table's appended versions: that input reads only
+    those (an incremental refresh)."""
     if deltas:
         return _render(ctx, model, mode, template, frozenset(), (), deltas=deltas)[0]
     rendered, translation = _render(ctx, model, mode, template, frozenset(), ())
@@ -117,7 +120,8 @@ def _capturable(ctx: RunContext, rendered: Rendered) -> frozenset[str]:
 
 def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, static: frozenset[tuple[str, str]],
             windows: tuple[str, ...], capture: frozenset[str] = frozenset(),
-            deltas: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> tuple[Rendered, Translation]:
+            deltas: Mapping[tuple[str, str], tuple[str, ...] | Appended] | None = None,
+            ) -> tuple[Rendered, Translation]:
     """One rendering pass: inputs in ``static`` are read in batch; stream inputs without an event time
     get a watermark on the ``windows`` time columns (a view of their own: the session caches views)."""
     inputs: dict[tuple[str, str], Input] = {}
@@ -130,9 +134,10 @@ def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, sta
         if isinstance(planned, str):
             problems.append(planned)
             return quote(name)
-        if deltas and (kind, name) in deltas and planned.mode == "batch":  # the appended files only
-            planned = replace(planned, files=deltas[(kind, name)],
-                              view=f"{planned.view}__delta_{safe_identifier(model.name)}")
+        if deltas and (kind, name) in deltas and planned.mode == "batch":  # the appended part only
+            part = deltas[(kind, name)]
+            planned = replace(planned, view=f"{planned.view}__delta_{safe_identifier(model.name)}",
+                              **({"appended": part} if isinstance(part, Appended) else {"files": part}))
         if kind == "source" and name in capture and planned.mode == "batch":  # this model's own view
             planned = replace(planned, capture=True, view=f"{planned.view}__scan_{safe_identifier(model.name)}")
         if windows and planned.mode == "stream" and planned.watermark is None:
@@ -171,9 +176,9 @@ def _catalog(ctx: RunContext, inputs: tuple[Input, ...]) -> Catalog:
         if i.kind == "source":
             columns[i.view] = {c.name: c.type for c in ctx.project.sources[i.name].columns if c.type}
         else:
-            entry = ctx.warehouse.read_entry(i.name)
-            schema = entry.schema() if entry is not None else None
-            if schema is not None:
+            stored = model_version(ctx, i.name)
+            if stored is not None and stored.schema_json is not None:
+                schema = StructType.fromJson(json.loads(stored.schema_json))
                 columns[i.view] = {f.name: f.dataType.simpleString() for f in schema.fields}
         event = _event_time(ctx.project, i.kind, i.name)
         if event is not None:
@@ -234,42 +239,23 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
     if entry.layout == "versioned" or (entry.layout in ("stream", "partitioned") and entry.format != DELTA):
         raise ModelRunError(f"model {inp.name} is stored in the plain-file layout of an older dagster-streamt; "
                             f"rebuild it as a Delta table: `streamt run -s {inp.name} --full-refresh`", inp.name)
-    snapshot = None
+    location: Loc = ctx.warehouse.data_dir(inp.name)
     if entry.layout == "partitioned":
         df = _read_partitions(ctx, entry, inp)
-        location: Loc = ctx.warehouse.data_dir(inp.name)
-    else:
-        snapshot = model_snapshot(ctx, entry)
-        found = snapshot.root if snapshot is not None else ctx.warehouse.table_location(inp.name)
-        if found is None:
-            raise not_materialized(inp.name)
-        location = found
-        if inp.files:  # an incremental refresh: the files Delta's log added since the consumer last read
-            # (Delta never rewrites a data file, so they are plain Parquet files)
-            reader = ctx.spark.read.format("parquet").option("basePath", str(location))
-            schema = entry.schema()
-            reader = reader.schema(schema) if schema is not None else reader
-            reader.load(list(inp.files)).createOrReplaceTempView(inp.view)
-            return InputStats(_parquet_rows(inp.files))
-        reader = entry.read(ctx.spark)
-        if snapshot is not None and snapshot.version is not None:  # the version the run's snapshot saw,
-            reader = reader.option("versionAsOf", snapshot.version)  # whatever a concurrent run committed since
-        df = reader.load(str(location))
+        df.createOrReplaceTempView(inp.view)
+        return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
+    stored = model_version(ctx, inp.name)
+    if stored is None:
+        raise not_materialized(inp.name)
+    if inp.appended is not None:  # an incremental refresh: the rows Delta's log appended since the last read
+        read_appended(ctx.spark, location, inp.appended).createOrReplaceTempView(inp.view)
+        return InputStats(inp.appended.rows)
+    # the version the run saw, whatever a concurrent run committed since
+    df = ctx.spark.read.format(DELTA).option("versionAsOf", stored.version).load(str(location))
     df.createOrReplaceTempView(inp.view)
-    version = str(snapshot.version) if snapshot is not None else None
-    if entry.rows is not None and version is not None and entry.version == version:  # counted when written
-        return InputStats(entry.rows)
+    if stored.rows is not None:  # the files' statistics in the log
+        return InputStats(stored.rows)
     return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
-
-
-def _parquet_rows(files: tuple[str, ...]) -> int | None:
-    """Rows of Parquet files, from their footers (no Spark job); None when one cannot be read here."""
-    import pyarrow.parquet as pq
-
-    try:
-        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    except (OSError, ValueError):
-        return None
 
 
 def _read_partitions(ctx: RunContext, entry: RegistryEntry, inp: Input) -> DataFrame:

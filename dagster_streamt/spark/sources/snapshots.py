@@ -1,15 +1,13 @@
-"""Snapshots of a run's inputs (:mod:`.input_files`): a source's files once per run, so every model
-of the run reads the same files; a stored table's files whenever asked (a model upstream in the same
-run may just have written a new version)."""
+"""What a run's inputs are now, once per run: a source's files (:mod:`.input_files`), so every model of
+the run reads the same files; a stored model's current Delta version, so every reader of it in the run
+reads that version, whatever a concurrent run commits meanwhile."""
 
 from __future__ import annotations
 
 from ...spec.models import Source
-from ..delta.delta_table import DELTA
-from ..delta.delta_table import snapshot as delta_snapshot
+from ..delta.delta_table import Commit, current_commit
 from ..delta.input_files import Snapshot, listed_by_python, listed_by_spark, source_location
 from ..run.context import RunContext
-from ..storage.warehouse import RegistryEntry
 from .sources import read_source
 
 
@@ -28,16 +26,9 @@ def _source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
     return Snapshot(location, files, relative=False) if files is not None else None
 
 
-def model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
-    """The data files of a stored model's Delta table now, with its version number (once per run:
-    readers of it in this run read that version); None for views and partitioned tables."""
-    # once per run and model: the refresh decision and the reader see the same version even when a
-    # concurrent run swaps in another meanwhile (an input model of this run has finished before anyone
-    # reading it asks)
-    return ctx.per_run.get(("model-snapshot", entry.name, entry.layout), lambda: _model_snapshot(ctx, entry))
-
-
-def _model_snapshot(ctx: RunContext, entry: RegistryEntry) -> Snapshot | None:
-    if entry.format == DELTA and entry.layout in ("delta", "stream"):  # its current version's files
-        return delta_snapshot(ctx.warehouse.data_dir(entry.name))
-    return None
+def model_version(ctx: RunContext, name: str) -> Commit | None:
+    """The current version of a stored model's Delta table, read once per run and model (asked once the
+    model, if upstream in this run, has finished); None for views, partitioned tables and models never run."""
+    if ctx.project.models[name].partitioned_by is not None:
+        return None  # replaced partition by partition: read whole, never followed by version
+    return ctx.per_run.get(("model-version", name), lambda: current_commit(ctx.warehouse.data_dir(name)))

@@ -22,7 +22,7 @@ from pyspark.sql.types import StructType
 from ...compile.modes import recomputed, stream_output_mode
 from ...core.results import ModelResult
 from ...spec.models import Model
-from ..delta.delta_table import DELTA, current_commit
+from ..delta.delta_table import DELTA, current_commit, keep_change_feed
 from ..errors import ModelRunError
 from ..run.context import RunContext
 from ..run.live import await_query
@@ -117,6 +117,7 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
     data = ctx.warehouse.data_dir(name)
     if mode == "append":
         data.mkdir(parents=True, exist_ok=True)
+        keep_change_feed(ctx.spark, data)  # a new table gets one from the session's defaults
         writer = writer.format(DELTA).option("path", str(data))
         if adv.partition_by:
             writer = writer.partitionBy(*adv.partition_by)

@@ -10,6 +10,7 @@ readers see the old version or the new one, never half.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import replace
@@ -22,7 +23,7 @@ from ...core.results import ModelResult
 from ...spec.connectors import model_key
 from ...spec.models import Model
 from ...sql.incremental import IncrementalPlan, incremental_plan
-from ..delta.delta_table import DELTA, Commit, current_commit, is_delta_table
+from ..delta.delta_table import DELTA, Appended, Commit, change_since, current_commit, is_delta_table
 from ..delta.delta_table import write as delta_write
 from ..delta.input_files import Snapshot
 from ..delta.keyed_table import TableKey, key_faults, merge, one_row_per_key, table_key
@@ -45,7 +46,7 @@ from ..run.context import RunContext
 from ..run.observed_views import collect_flows
 from ..run.output import counted, observed_rows, schema_pairs
 from ..sources.relations import InputStats, Rendered, register, render
-from ..sources.snapshots import model_snapshot, source_snapshot
+from ..sources.snapshots import model_version, source_snapshot
 from ..sources.source_views import source_quarantined
 from ..storage.store import Loc, ObjectPath, remove_tree
 from ..storage.warehouse import RegistryEntry
@@ -96,7 +97,10 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
     adv = model.advanced.spark
     views: dict[InputId, str] = {}
     snapshots: dict[InputId, Snapshot | None] = {}
+    tables: dict[InputId, Appended | str | None] = {}
+    versions: dict[InputId, tuple[str, int]] = {}
     declared: dict[str, object] = {}
+    record = commit.record if commit is not None else None
     for inp in base.inputs:
         key = (inp.kind, inp.name)
         views[key] = inp.view
@@ -106,9 +110,14 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
             declared[input_key(*key)] = source.model_dump(mode="json", include={
                 "format", "path", "table", "topic", "options", "columns"})
         else:
-            up = ctx.warehouse.read_entry(inp.name)
-            snapshots[key] = model_snapshot(ctx, up) if up is not None else None
-            declared[input_key(*key)] = [up.layout, up.schema_json] if up is not None else None
+            up = model_version(ctx, inp.name)
+            declared[input_key(*key)] = _columns(up.schema_json) if up is not None else None
+            if up is None:
+                snapshots[key] = None
+                continue
+            versions[key] = (up.table_id, up.version)
+            read = record.tables.get(input_key(*key)) if record is not None else None
+            tables[key] = change_since(ctx.warehouse.data_dir(inp.name), up, read) if read is not None else None
     keys = model_key(model)
     config = config_hash({
         **({"key": list(keys)} if keys else {}), "sql": base.sql, "format": DELTA, "partition_by": adv.partition_by,
@@ -116,16 +125,21 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
                  "spark.sql.session.timeZone": ctx.per_session.get(("conf", "timeZone"), lambda: ctx.spark.conf.get(
                      "spark.sql.session.timeZone"))},
         "inputs": declared, "incremental": True})
-    record = commit.record if commit is not None else None
-    return RefreshInputs(plan, config, views, snapshots, record,
+    return RefreshInputs(plan, config, views, snapshots, record, tables, versions,
                          has_state=record is not None and record.states is not None and plan.state is not None,
                          files_now=len(commit.files) if commit is not None else 0, keyed=bool(keys))
+
+
+def _columns(schema_json: str | None) -> str | None:
+    """A table's columns and types, without Delta's field metadata (column mapping's physical names)."""
+    return StructType.fromJson(json.loads(schema_json)).simpleString() if schema_json else None
 
 
 def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: int,
             states: dict[str, int] | None = None) -> RefreshRecord:
     inputs = {input_key(*inp): dict(s.files) for inp, s in given.snapshots.items() if s is not None}
-    return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes, states)
+    tables = {input_key(*inp): read for inp, read in given.versions.items()}
+    return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes, states, tables)
 
 
 def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, schema: StructType, location: Loc,
