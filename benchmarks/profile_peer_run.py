@@ -56,7 +56,6 @@ WRAPS: list[tuple[str, str, str, str | None]] = [
     ("scratch Parquet stage", "dagster_streamt.spark.tables.table", "stage", None),
     ("aggregation state: new DISTINCT pairs", "dagster_streamt.spark.delta.table_state", "_new_pairs", "Merge"),
     ("aggregation state: merge (pairs + MERGE)", "dagster_streamt.spark.delta.table_state", "apply", "Merge"),
-    ("registry write", "dagster_streamt.spark.storage.warehouse", "write_entry", "Warehouse"),
     ("OpenLineage emit", "dagster_streamt.cli.dagster_exec", "_emit_lineage", None),
     ("Spark Connect RPC: analyze", "pyspark.sql.connect.client.core", "_analyze", "SparkConnectClient"),
     ("Spark Connect RPC: execute", "pyspark.sql.connect.client.core", "_execute_and_fetch", "SparkConnectClient"),
@@ -304,7 +303,7 @@ def pyspy_report(path: Path, needles: list[str]) -> list[str]:
 
 PYSPY_NEEDLES = ["_find_and_load", "load_or_exit", "build_definitions", "project_instance", "execute_in_process",
                  "create_session", "run_models", "materialize_table", "quarantine_source", "_register_model_batch",
-                 "write_version", "write_entry", "handle_new_event", "_emit_lineage", "stop_session", "_summary"]
+                 "write_version", "handle_new_event", "_emit_lineage", "stop_session", "_summary"]
 
 
 def main() -> int:

@@ -27,12 +27,13 @@ from urllib.parse import unquote, urlparse
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from ..compile.modes import appends
 from ..core.results import ModelResult
-from ..spark.delta.delta_table import DELTA, file_modification_times
+from ..spark.delta.delta_table import DELTA, file_modification_times, is_delta_table
 from ..spark.storage.locks import FileLock
 from ..spark.storage.paths import ProjectPaths
 from ..spark.storage.store import Loc, ObjectPath
-from ..spark.storage.warehouse import RegistryEntry, Warehouse
+from ..spark.storage.warehouse import Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
 from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
@@ -85,13 +86,13 @@ def stored_relations(spark: SparkSession, project: Project) -> Resolve:
                 raise ValueError(f"unknown source {name!r}")
             valid_rows(read_source(spark, project, source, streaming=False)).createOrReplaceTempView(view)
             return quote(view)
-        entry = warehouse.read_entry(name)
-        location = warehouse.table_location(name)
-        if entry is None:
-            raise ValueError(f"model {name} has not been materialized yet (nothing in the warehouse)")
-        if entry.layout == "view" or location is None:
+        model = project.models.get(name)
+        if model is not None and model.materialized == "view":
             return quote(register_model_view(spark, project, name))
-        entry.read(spark).load(str(location)).createOrReplaceTempView(view)
+        location = warehouse.data_dir(name)
+        if not is_delta_table(location):
+            raise ValueError(f"model {name} has not been materialized yet (nothing in the warehouse)")
+        spark.read.format(DELTA).load(str(location)).createOrReplaceTempView(view)
         return quote(view)
 
     return resolve
@@ -112,8 +113,7 @@ class _BatchCheck:
     stream_id: str
     now: datetime | None
     resolve: Resolve | None
-    file_time: bool  # the stream carries each row's file modification time (for max_lag)
-    delta_table: Loc | None  # the stream carries each row's file path instead, timed by this Delta table's log
+    delta_table: Loc | None  # the stream carries each row's file path (for max_lag), timed by this table's log
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
@@ -125,7 +125,7 @@ class _BatchCheck:
         now = self.now or datetime.now(UTC)
         batch.persist()
         try:
-            rows = batch.drop(FILE_TIME) if self.file_time or self.delta_table else batch
+            rows = batch.drop(FILE_TIME) if self.delta_table else batch
             count = rows.count()
             store(self._violations(batch, rows, batch_id, now, count), data / rel, staging)
         except Exception as exc:
@@ -190,11 +190,9 @@ class _BatchCheck:
         column = lag_column(self.project, self.test, p)
         assert column is not None
         newest = F.expr(f"unix_micros(CAST(max({ident(column)}) AS TIMESTAMP))")
-        written = F.expr(f"unix_micros(max(`{FILE_TIME}`))") if self.file_time else F.lit(None)
-        row = batch.agg(newest.alias("event"), written.alias("written")).first()
-        event_us, written_us = (row["event"], row["written"]) if row is not None else (None, None)
-        if self.delta_table is not None:
-            written_us = _delta_written_us(self.delta_table, batch)
+        row = batch.agg(newest.alias("event")).first()
+        event_us = row["event"] if row is not None else None
+        written_us = _delta_written_us(self.delta_table, batch) if self.delta_table is not None else None
         event = event_us / 1e6 if event_us is not None else None
         processing = written_us / 1e6 if written_us is not None else now.timestamp()
         verdict = check_max_lag(event, processing, p)
@@ -273,29 +271,28 @@ def run_continuous_tests(spark: SparkSession, project: Project, model: str, test
     name = violations_name(model)
     results: dict[str, TestResult] = {}
     with FileLock(paths.checkpoint_lock(name), wait=True, model=model):  # one writer per checkpoint
-        output = _stream_output(warehouse, model)
+        output = _stream_output(project, warehouse, model)
         for test in tests:
             results[test.name] = _run_one(spark, project, paths, warehouse, model, output, test, run_id, now=now,
                                           progress=progress, sample_rows=sample_rows, resolve=resolve)
     return results
 
 
-def _stream_output(warehouse: Warehouse, model: str) -> tuple[RegistryEntry, Loc] | str:
-    """The registry entry and committed output folder of ``model``, or why there is none."""
-    entry = warehouse.read_entry(model)
-    if entry is None or entry.schema() is None:
-        return f"model {model} has not been materialized yet; run it first, e.g. `streamt run -s {model}`"
-    if entry.kind != "stream" or entry.layout != "stream":
-        return (f"continuous tests read the rows a stream model appends, but model {model} is a {entry.kind} "
-                f"stored as {entry.layout} (e.g. output_mode complete); use a `type: sample` test")
+def _stream_output(project: Project, warehouse: Warehouse, model: str) -> Loc | str:
+    """The committed output table of ``model``, or why there is none."""
+    found = project.models.get(model)
+    if found is not None and not appends(project, found):
+        return (f"continuous tests read the rows a stream model appends, but model {model} is a "
+                f"{found.materialized} whose rows are replaced (e.g. output_mode complete); use a `type: sample` "
+                "test")
     data = warehouse.data_dir(model)
-    if not (data / "_delta_log").is_dir():
-        return f"model {model} has no committed stream output yet ({data}); run it first"
-    return entry, data
+    if not is_delta_table(data):
+        return f"model {model} has not been materialized yet; run it first, e.g. `streamt run -s {model}`"
+    return data
 
 
 def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehouse: Warehouse, model: str,
-             output: tuple[RegistryEntry, Loc] | str, test: Test, run_id: str, *, now: datetime | None,
+             output: Loc | str, test: Test, run_id: str, *, now: datetime | None,
              progress: ModelResult | None, sample_rows: int, resolve: Resolve | None) -> TestResult:
     started = perf_counter()
     parsed, issues = parse_assertions(test)
@@ -327,25 +324,17 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
     return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started)
 
 
-def _check_rows(spark: SparkSession, project: Project, output: tuple[RegistryEntry, Loc], test: Test,
+def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Test,
                 parsed: list[ParsedAssertion], run_id: str, data: Path, staging: Path, checkpoint: Path,
                 now: datetime | None, resolve: Resolve | None) -> tuple[list[str], int, str | None]:
     """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
-    entry, source_dir = output
     call_id = uuid.uuid4().hex
-    stream = entry.read_stream(spark).load(str(source_dir))
-    file_time, delta_table = False, None
-    if any(isinstance(a.params, MaxLag) for a in parsed):
-        if entry.format == DELTA:  # Delta's stream has no _metadata: the file's path, timed by the log
-            stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir
-        else:
-            try:
-                stream = stream.withColumn(FILE_TIME, F.col("_metadata.file_modification_time"))
-                file_time = True
-            except Exception:  # a format without file metadata: the lag is measured at check time
-                file_time = False
+    stream = spark.readStream.format(DELTA).load(str(source_dir))
+    delta_table = None
+    if any(isinstance(a.params, MaxLag) for a in parsed):  # Delta's stream has no _metadata: the file's path,
+        stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir  # timed by the log
     check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
-                        stream_id(checkpoint), now, resolve, file_time,
+                        stream_id(checkpoint), now, resolve,
                         delta_table)
     error: str | None = None
     batch_ids: list[int] = []

@@ -18,7 +18,7 @@ _LAZY = {
     "ModelRunError": ".errors", "SparkSetupError": ".errors", "describe_exception": ".errors",
     "ProjectMovedError": ".storage.state", "check_project_root": ".storage.state",
     "ProjectPaths": ".storage.paths",
-    "RegistryEntry": ".storage.warehouse", "Warehouse": ".storage.warehouse",
+    "Warehouse": ".storage.warehouse",
     "SparkSettings": ".session.settings",
     "check_java": ".session.java",
     "create_session": ".session.session", "is_connect": ".session.session", "stop_session": ".session.session",
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .storage.paths import ProjectPaths
     from .storage.reset import full_refresh
     from .storage.state import ProjectMovedError, check_project_root
-    from .storage.warehouse import RegistryEntry, Warehouse
+    from .storage.warehouse import Warehouse
 
 
 def __getattr__(name: str) -> Any:
@@ -52,7 +52,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ModelResult", "ModelRunError", "ProjectMovedError", "ProjectPaths", "RegistryEntry", "SparkSettings",
+    "ModelResult", "ModelRunError", "ProjectMovedError", "ProjectPaths", "SparkSettings",
     "SparkSetupError", "Warehouse", "check_java", "check_project_root", "create_session", "describe_exception",
     "ensure_project_server", "full_refresh", "is_connect", "quarantine_name", "read_quarantine",
     "register_model_view", "register_source_view", "run_models", "run_one", "stop_project_server", "stop_session",

@@ -84,11 +84,11 @@ def test_view_feeds_downstream_in_the_same_run_and_later(spark: Any, tmp_project
     assert [r.status for r in results.values()] == ["success"] * 3, [r.error for r in results.values()]
     view = results["big_orders"]
     assert view.rows_written is None and view.location is None
-    assert Warehouse.for_project(project).read_entry("big_orders").sql  # recorded for later runs
+    assert not Warehouse.for_project(project).model_dir("big_orders").exists()  # no storage at all
     count = rows(spark, Warehouse.for_project(project).table_location("big_order_count"))
     assert count == [{"n": 1, "total": 10.0}]
 
-    # A later run (another process would have no temp views at all) recreates the view from the registry.
+    # A later run (another process would have no temp views at all) renders the view again from the project.
     spark.catalog.dropTempView("big_orders")
     spark.catalog.dropTempView("orders_clean")
     again = run(spark, project, ["big_order_count"])["big_order_count"]
@@ -99,9 +99,9 @@ def test_view_feeds_downstream_in_the_same_run_and_later(spark: Any, tmp_project
 def test_selected_model_reads_unmaterialized_input_clearly(spark: Any, tmp_project: Any) -> None:
     project = shop(tmp_project)
     result = run(spark, project, ["big_order_count"])["big_order_count"]
-    assert result.status == "failed"
-    assert "big_orders has not been materialized yet" in result.error
-    assert "streamt run -s big_orders" in result.error
+    assert result.status == "failed"  # big_orders is a view (no storage): what is missing is the table it reads
+    assert "input model orders_clean has not been materialized yet" in result.error
+    assert "streamt run -s orders_clean" in result.error
 
 
 def test_environment_dotenv_reaches_the_spark_run(spark: Any, tmp_path: Any, monkeypatch: Any) -> None:

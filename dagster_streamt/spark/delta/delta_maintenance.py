@@ -1,9 +1,8 @@
 """Undo and upkeep of a model's Delta table: ``streamt restore`` and ``streamt vacuum``.
 
 Both run Delta's own commands through Spark under the model's writer lock, so no run of ours plans or
-commits against the table meanwhile. A restore also rewrites the model's registry entry (its rows and
-version are what the next run's refresh planner trusts) and carries the restored version's refresh record
-into the RESTORE commit, so the next run refreshes from that version's inputs instead of rebuilding.
+commits against the table meanwhile. A restore carries the restored version's refresh record into the
+RESTORE commit, so the next run refreshes from that version's inputs instead of rebuilding.
 """
 
 from __future__ import annotations
@@ -106,20 +105,13 @@ def restore(spark: SparkSession, warehouse: Warehouse, model: str, target: int) 
     table = warehouse.data_dir(model)
     with warehouse.lock(model):
         check_target(model, table, target)  # again under the lock: a run may have committed meanwhile
-        entry = warehouse.read_entry(model)
-        if entry is None:
-            raise ModelRunError(f"model {model}: the warehouse has no registry entry for {table}; "
-                                f"`streamt run -s {model}` writes it")
         meta = restorable(table)[2][target].get("userMetadata")
         with _conf(spark, USER_METADATA, meta if isinstance(meta, str) else None):
             DeltaTable.forPath(spark, str(table)).restoreToVersion(int(target))
         version = max(restorable(table)[2])
         rows = table_rows(table, version)
-        df = spark.read.format("delta").load(str(table))
         if rows is None:  # a file without statistics: count the restored version
-            rows = df.count()
-        entry.rows, entry.version, entry.schema_json = rows, str(version), df.schema.json()
-        warehouse.write_entry(entry)
+            rows = spark.read.format("delta").load(str(table)).count()
     return Restored(model, target, version, rows)
 
 

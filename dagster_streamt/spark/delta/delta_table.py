@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 DELTA = "delta"
 LOG = "_delta_log"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # a commit's metadata when no writer option can
-CHANGE_FEED = "delta.enableChangeDataFeed"  # on for every table written here: readers follow its appends
+CHANGE_FEED = "delta.enableChangeDataFeed"  # on for the tables written here: readers follow their appends
 APPENDS = frozenset({"WRITE", "STREAMING UPDATE"})  # operations that only add rows when blind appends
 _CDF_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 
@@ -68,6 +68,8 @@ class Commit:
     table_id: str = ""  # Delta's id of the table: a table deleted and created again has a new one
     change_feed: bool = False  # whether the table keeps a Change Data Feed (:data:`CHANGE_FEED`)
     schema_json: str | None = None  # the table's schema as Spark's StructType JSON (Delta's own schemaString)
+    partition_columns: tuple[str, ...] = ()
+    user_metadata: str | None = None  # the commit's userMetadata as written (a refresh record is parsed above)
 
 
 def _table(path: Loc) -> Any:
@@ -100,7 +102,8 @@ def current_commit(path: Loc) -> Commit | None:
     meta = history[0].get("userMetadata") if history and int(history[0].get("version", version)) == version else None
     record = record_from_json(meta, len(paths)) if isinstance(meta, str) else None
     return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record, str(metadata.id),
-                  metadata.configuration.get(CHANGE_FEED, "false").lower() == "true", schema_json)
+                  metadata.configuration.get(CHANGE_FEED, "false").lower() == "true", schema_json,
+                  tuple(metadata.partition_columns), meta if isinstance(meta, str) else None)
 
 
 def _deleted_rows(table: Any) -> int:
@@ -160,17 +163,19 @@ def read_appended(spark: SparkSession, path: Loc, appended: Appended) -> DataFra
     return feed.where(F.col("_change_type") == "insert").drop(*_CDF_COLUMNS)
 
 
-def keep_change_feed(spark: SparkSession, path: Loc) -> None:
-    """Turn on the change feed of an existing table created without one (by an older dagster-streamt, or
-    by an engine without this package's session defaults), so its next appends can be followed."""
+def keep_change_feed(spark: SparkSession, path: Loc, on: bool = True) -> None:
+    """Turn the change feed of an existing table on (a table created without one, by an older
+    dagster-streamt or an engine without this package's session defaults: its next appends can then be
+    followed) or off (a keyed table: its ``MERGE`` commits are never followed, and Delta's ``MERGE`` with a
+    change feed cannot name a column with a backtick)."""
     if not is_delta_table(path):
         return
     try:
-        on = _table(path).metadata().configuration.get(CHANGE_FEED, "false").lower() == "true"
+        now = _table(path).metadata().configuration.get(CHANGE_FEED, "false").lower() == "true"
     except (DeltaError, OSError):
         return  # Spark's own write reports a table it cannot read
-    if not on:
-        spark.sql(f"ALTER TABLE {delta_path(path)} SET TBLPROPERTIES ('{CHANGE_FEED}' = 'true')")
+    if now != on:
+        spark.sql(f"ALTER TABLE {delta_path(path)} SET TBLPROPERTIES ('{CHANGE_FEED}' = '{str(on).lower()}')")
 
 
 def file_modification_times(path: Loc) -> dict[str, int]:
@@ -185,11 +190,12 @@ def file_modification_times(path: Loc) -> dict[str, int]:
 
 
 def write(df: DataFrame, path: Loc, mode: str, record: RefreshRecord | None,
-          partition_by: list[str] | None = None) -> None:
+          partition_by: list[str] | None = None, change_feed: bool = True) -> None:
     """``df`` as one commit to the table at ``path``: ``overwrite`` (its schema replaces the old one) or
-    ``append``; ``record`` goes in the same commit."""
-    keep_change_feed(df.sparkSession, path)
-    writer = df.write.format(DELTA).mode(mode).option(CHANGE_FEED, "true")  # a new table's property
+    ``append``; ``record`` goes in the same commit. ``change_feed``: whether the table keeps one
+    (:func:`keep_change_feed`)."""
+    keep_change_feed(df.sparkSession, path, change_feed)
+    writer = df.write.format(DELTA).mode(mode).option(CHANGE_FEED, str(change_feed).lower())  # a new table's
     if mode == "overwrite":
         writer = writer.option("overwriteSchema", "true")
     if record is not None:

@@ -31,7 +31,7 @@ from ..errors import ModelRunError
 from ..run.observed_views import sql_over
 from ..session.session import is_connect
 from ..storage.store import Loc
-from .delta_table import USER_METADATA
+from .delta_table import USER_METADATA, keep_change_feed
 from .delta_table import write as delta_write
 from .refresh_record import RefreshRecord, record_json
 
@@ -139,10 +139,11 @@ def merge(spark: SparkSession, staged: str, location: Loc, key: TableKey, record
             # no stored row lies within the new keys' bounds (Delta answers from its file statistics when
             # they are disjoint), so none can match: the rows are appended, which is the MERGE's result
             rows = source.count()
-            delta_write(source, location, "append", record)
+            delta_write(source, location, "append", record, change_feed=False)
             return {"inserted": rows, "updated": 0}
         text = (f"MERGE INTO {delta_path(location)} AS t USING `streamt_upsert` AS s ON {on}{ranges} "
                 f"{matched}WHEN NOT MATCHED THEN {insert_all(source.columns)}")
+        keep_change_feed(own, location, False)  # a table keyed since its last build
         own.conf.set(USER_METADATA, record_json(record))
         result = sql_over(own, text, {"streamt_upsert": source}).collect()
     counts = result[0].asDict() if result else {}

@@ -2,7 +2,8 @@
 
 Each input becomes a session temporary view: ``orders_raw`` when read in batch, ``orders_raw__stream``
 when read as a stream, so batch and streaming models can share one session. Stored models are read
-from the warehouse registry, so any model can run alone; a view is recreated from its recorded SQL.
+from their Delta tables (the version the run saw), so any model can run alone; a view is rendered again
+from the project.
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from ...spec.project import Project
 from ...sql import parse_query, whole_scans
 from ...sql.flink import Translation, TranslationError, translate
 from ...sql.flink_types import Catalog
-from ..delta.delta_table import DELTA, Appended, read_appended
+from ..delta.delta_table import DELTA, Appended, is_delta_table, read_appended
 from ..errors import ModelRunError
 from ..run.context import RunContext
 from ..run.partitions import KEY_COLUMN, signature
 from ..storage.store import Loc
-from ..storage.warehouse import RegistryEntry
 from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
 from .snapshots import model_version
 from .source_views import register_source
@@ -227,21 +227,20 @@ def not_materialized(name: str) -> ModelRunError:
 
 
 def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
-    entry = ctx.warehouse.read_entry(inp.name)
-    if entry is None:
-        raise not_materialized(inp.name)
-    if entry.layout == "view":
-        stats = InputStats()
-        for kind, name in entry.inputs:
-            stats = stats + ensure(ctx, Input(kind, name, "batch", name))
-        ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(inp.view)} AS {entry.sql}")
+    up = ctx.project.models[inp.name]
+    if up.materialized == "view":  # no storage: what it means is its SQL now
+        rendered = render(ctx, up, "batch")
+        stats = register(ctx, rendered)
+        ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(inp.view)} AS {rendered.sql}")
         return stats
-    if entry.layout == "versioned" or (entry.layout in ("stream", "partitioned") and entry.format != DELTA):
-        raise ModelRunError(f"model {inp.name} is stored in the plain-file layout of an older dagster-streamt; "
-                            f"rebuild it as a Delta table: `streamt run -s {inp.name} --full-refresh`", inp.name)
     location: Loc = ctx.warehouse.data_dir(inp.name)
-    if entry.layout == "partitioned":
-        df = _read_partitions(ctx, entry, inp)
+    if not is_delta_table(location):
+        if location.is_dir() and any(location.iterdir()):
+            raise ModelRunError(f"model {inp.name} is stored in the plain-file layout of an older dagster-streamt; "
+                                f"rebuild it as a Delta table: `streamt run -s {inp.name} --full-refresh`", inp.name)
+        raise not_materialized(inp.name)
+    if up.partitioned_by is not None:
+        df = _read_partitions(ctx, inp)
         df.createOrReplaceTempView(inp.view)
         return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
     stored = model_version(ctx, inp.name)
@@ -258,14 +257,11 @@ def _register_model_batch(ctx: RunContext, inp: Input) -> InputStats:
     return ctx.per_run.get(("model-rows", inp.view, str(location)), lambda: InputStats(df.count()))
 
 
-def _read_partitions(ctx: RunContext, entry: RegistryEntry, inp: Input) -> DataFrame:
+def _read_partitions(ctx: RunContext, inp: Input) -> DataFrame:
     """A partitioned table without its partition column; only ``inp.keys`` when given (folders of
     other partitions are never listed: partition pruning)."""
-    data = ctx.warehouse.data_dir(inp.name)
-    schema = entry.schema()
-    if schema is None or not data.is_dir():
-        raise not_materialized(inp.name)
-    df = ctx.spark.read.format(DELTA).load(str(data))  # Delta knows its columns, the partition column included
+    # Delta knows its columns, the partition column included
+    df = ctx.spark.read.format(DELTA).load(str(ctx.warehouse.data_dir(inp.name)))
     if inp.keys is not None:
         df = df.filter(F.col(KEY_COLUMN).isin(list(inp.keys)))
     return df.drop(KEY_COLUMN)
@@ -278,13 +274,10 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
         stats = register(ctx, rendered)
         watermarked(ctx.spark.sql(rendered.sql), inp).createOrReplaceTempView(inp.view)
         return stats
-    entry = ctx.warehouse.read_entry(inp.name)
-    schema = entry.schema() if entry is not None else None
-    if entry is None or schema is None:
-        raise not_materialized(inp.name)
     data = ctx.warehouse.data_dir(inp.name)
-    data.mkdir(parents=True, exist_ok=True)
-    df = entry.read_stream(ctx.spark).load(str(data))
+    if not is_delta_table(data):
+        raise not_materialized(inp.name)
+    df = ctx.spark.readStream.format(DELTA).load(str(data))
     # Delta's streaming source has no file metadata column: no arrival time for its rows
     watermarked(counted_stream(df, inp, files=False), inp).createOrReplaceTempView(inp.view)
     return InputStats()

@@ -11,7 +11,7 @@ from .warehouse import Warehouse
 
 
 def reset_model(paths: ProjectPaths, name: str) -> None:
-    """Delete checkpoint, stored output and registry entry. The caller holds the checkpoint lock.
+    """Delete checkpoint and stored output. The caller holds the checkpoint lock.
     Continuous tests' side-query checkpoints go too (they point into the deleted output); the
     recorded violations are history and stay."""
     shutil.rmtree(paths.checkpoint(name), ignore_errors=True)

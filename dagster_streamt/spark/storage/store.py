@@ -2,7 +2,7 @@
 (``s3a://``, ``gs://``, ``abfss://``: an :class:`ObjectPath`).
 
 Spark reaches an object store through Hadoop's connectors with the ``spark.hadoop.fs.*`` settings of
-``runtime.spark.conf``; the Python side (the registry's JSON files, delta-rs reading a table's log,
+``runtime.spark.conf``; the Python side (delta-rs reading a table's log, run state files,
 removing a model's folder) reaches the same store with pyarrow's filesystems and delta-rs, configured
 from those same settings (and else from the environment, as the AWS, Google and Azure SDKs are).
 An :class:`ObjectPath` answers the few :class:`~pathlib.Path` calls the warehouse makes, so code that
@@ -10,7 +10,7 @@ handles a table's location works on either (``Loc``); what differs (atomic write
 delta-rs' URI and options) is one function each here.
 
 Object stores have no folders and no atomic rename: a data file is written by Spark's committer, a
-table version by Delta's log store, a registry entry by one PUT (atomic per object on S3, GCS, Azure).
+table version by Delta's log store, a small file of ours by one PUT (atomic per object on S3, GCS, Azure).
 """
 
 from __future__ import annotations

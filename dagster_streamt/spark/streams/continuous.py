@@ -210,10 +210,10 @@ class ContinuousRunner:
         with mctx.scheduler_pool(stream.name):
             started = start_stream(mctx, model, stream.trigger)
         try:  # registered now, not when the query ends: downstream models read the output while it runs
-            record_stream(mctx, started)
-            if model_topic(self.project, model) is not None and started.entry.layout == "stream":
+            record_stream(started)
+            if model_topic(self.project, model) is not None and started.appends:
                 with mctx.scheduler_pool(stream.name):  # its topic follows the stored output, batch by batch
-                    stream.publisher = start_topic_query(mctx, model, stream.trigger)
+                    stream.publisher = start_topic_query(mctx, model, stream.trigger, started.schema)
         except Exception:
             started.query.stop()
             raise

@@ -30,7 +30,6 @@ from ..run.context import RunContext
 from ..run.output import OUT_METRIC, schema_pairs
 from ..sources.relations import register, render
 from ..storage.paths import REAL_TIME_SUFFIX
-from ..storage.warehouse import RegistryEntry
 from .checkpoints import explain_failure
 from .kafka_publish import keyed
 from .stream import StartedStream
@@ -76,7 +75,6 @@ def start_real_time(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> S
         query = writer.start()
     except Exception as exc:
         raise explain_failure(name, exc) from exc
-    entry = RegistryEntry(name=name, kind="stream", layout="stream", format="kafka", schema_json=df.schema.json())
     fingerprint = {"schema": [list(p) for p in schema_pairs(df.schema)], "topic": topic, "real_time": True}
-    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, checkpoint, rendered.sql,
+    return StartedStream(query, df.schema, checkpoint, fingerprint, False, checkpoint, rendered.sql,
                          stats.resolved().quarantined)

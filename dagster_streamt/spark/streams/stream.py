@@ -32,7 +32,7 @@ from ..sources.relations import Rendered, register, render
 from ..storage.locks import FileLock
 from ..storage.reset import reset_model
 from ..storage.store import Loc
-from ..storage.warehouse import RegistryEntry, Warehouse
+from ..storage.warehouse import Warehouse
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 
 
@@ -76,7 +76,7 @@ class StartedStream:
     schema: StructType
     checkpoint: Path
     fingerprint: dict[str, Any]
-    entry: RegistryEntry
+    appends: bool  # its rows are appended to its table (readers may follow it as a stream), not replaced whole
     location: Loc
     sql: str
     quarantined: int
@@ -121,31 +121,20 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
         writer = writer.format(DELTA).option("path", str(data))
         if adv.partition_by:
             writer = writer.partitionBy(*adv.partition_by)
-        layout = "stream"
     else:
         writer = writer.foreachBatch(_CompleteBatch(ctx.warehouse.root, name, tuple(adv.partition_by)))
-        layout = "delta"
     try:
         query = writer.start()
     except Exception as exc:
         raise explain_failure(name, exc) from exc
-    entry = RegistryEntry(name=name, kind="stream", layout=layout, format=DELTA, schema_json=df.schema.json())
-    return StartedStream(query, df.schema, checkpoint, fingerprint, entry, data, rendered.sql,
+    return StartedStream(query, df.schema, checkpoint, fingerprint, mode == "append", data, rendered.sql,
                          stats.resolved().quarantined)
 
 
-def record_stream(ctx: RunContext, started: StartedStream) -> None:
-    """Remember the query shape for the next fingerprint check and register the output for readers,
-    with the version and rows they find (the caller holds the checkpoint lock)."""
+def record_stream(started: StartedStream) -> None:
+    """Remember the query shape for the next fingerprint check (the caller holds the checkpoint lock);
+    what the output holds is its Delta log's to say."""
     save_fingerprint(started.checkpoint, started.fingerprint)
-    commit = current_commit(started.location)
-    started.entry.version = str(commit.version) if commit is not None else None
-    started.entry.rows = commit.rows if commit is not None else None
-    ctx.warehouse.write_entry(started.entry)
-
-
-def _version(entry: RegistryEntry) -> int | None:
-    return int(entry.version) if entry.version is not None else None
 
 
 def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
@@ -169,15 +158,15 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
             await_query(query, name)
         except Exception as exc:
             raise explain_failure(name, exc) from exc
-        record_stream(ctx, started)
+        record_stream(started)
         location = started.location
-        size = started.entry.rows  # the file statistics of the version record_stream saw
+        commit = current_commit(location)  # the version this run's batches made (the lock keeps others out)
     s = summarize(query.recentProgress, OUT_METRIC)
     return ModelResult(
         model=name, materialized="stream", status="success", rows_written=s.rows_written, input_rows=s.input_rows,
-        table_rows=size,
+        table_rows=commit.rows if commit is not None else None,
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(started.schema),
         location=str(location), last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=started.quarantined,
-        arrival_lag_s=s.arrival_lag_s, delta_version=_version(started.entry),
+        arrival_lag_s=s.arrival_lag_s, delta_version=commit.version if commit is not None else None,
         sql=started.sql)

@@ -24,19 +24,20 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import StructType
 
+from ...compile.modes import appends
 from ...spec.base import stringify_options
 from ...spec.kafka import librdkafka_options
 from ...spec.models import Model
 from ...spec.project import Project
 from ...spec.topics import model_topic, topic_folder, topic_settings
-from ..delta.delta_table import DELTA, is_delta_table
+from ..delta.delta_table import DELTA, current_commit, is_delta_table
 from ..errors import ModelRunError
 from ..run.context import RunContext
 from ..run.output import OUT_METRIC
 from ..run.progress import summarize
 from ..storage.store import Loc
-from ..storage.warehouse import RegistryEntry
 from .kafka_publish import FencedBatches, publish, topic_writer
 from .stream import checkpoint_lock
 
@@ -103,35 +104,37 @@ def topic_query_name(model: Model) -> str:
     return f"{model.name}__topic"
 
 
-def _ensure_table(ctx: RunContext, entry: RegistryEntry, data: Loc) -> None:
+def _ensure_table(ctx: RunContext, schema: StructType, data: Loc) -> None:
     """An empty Delta table with the output's schema when the stream has committed nothing yet (a
     continuous run starts both queries at once): Delta's stream source needs a table to read. When the
     model's own first batch creates it at the same moment, Delta lets one creation win; either is fine."""
     if is_delta_table(data):
         return
     try:
-        ctx.spark.createDataFrame([], entry.stored_schema()).write.format(DELTA).mode("append").save(str(data))
+        ctx.spark.createDataFrame([], schema).write.format(DELTA).mode("append").save(str(data))
     except Exception:  # the model's first batch created it meanwhile
         if not is_delta_table(data):
             raise
 
 
-def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> StreamingQuery:
+def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any],
+                      schema: StructType | None = None) -> StreamingQuery:
     """Start publishing what ``model`` (a stream model: its output grows by appends) stored and its topic
     has not had yet, with ``trigger`` (available-now for a run, processing time in continuous mode); the
-    caller holds :func:`topic_query_name`'s checkpoint lock."""
+    caller holds :func:`topic_query_name`'s checkpoint lock. ``schema``: the output's, for a stream that
+    has committed nothing yet (its table is created empty)."""
     topic = model_topic(ctx.project, model)
-    entry = ctx.warehouse.read_entry(model.name)
-    if topic is None or entry is None or entry.schema() is None or entry.layout != "stream":
+    data = ctx.warehouse.data_dir(model.name)
+    if topic is None or not appends(ctx.project, model) or (schema is None and not is_delta_table(data)):
         raise ModelRunError(f"model {model.name}: no stored stream output to publish to a topic", model.name)
     folder = topic_folder(ctx.project, topic)
     if folder is None:
         ensure_topic(ctx.project, model, topic)
     name = topic_query_name(model)
     checkpoint = ctx.paths.checkpoint(name)
-    data = ctx.warehouse.data_dir(model.name)
-    _ensure_table(ctx, entry, data)
-    stream = (entry.read_stream(ctx.spark).load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")))
+    if schema is not None:
+        _ensure_table(ctx, schema, data)
+    stream = ctx.spark.readStream.format(DELTA).load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
@@ -147,18 +150,18 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
     topic = model_topic(ctx.project, model)
     if topic is None:
         return None
-    entry = ctx.warehouse.read_entry(model.name)
-    if entry is None or entry.schema() is None:
+    location = ctx.warehouse.data_dir(model.name)
+    current = current_commit(location)
+    if current is None:
         raise ModelRunError(f"model {model.name}: nothing stored to publish to topic {topic}", model.name)
-    if entry.layout != "stream":  # the whole current result, once per run
+    if not appends(ctx.project, model):  # the whole current result, once per run
         folder = topic_folder(ctx.project, topic)
         if folder is None:
             ensure_topic(ctx.project, model, topic)
-        location = ctx.warehouse.table_location(model.name)
-        df = entry.read(ctx.spark).load(str(location))
+        df = ctx.spark.read.format(DELTA).option("versionAsOf", current.version).load(str(location))
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
-            version = f"v{entry.version}"  # each Delta version once
+            version = f"v{current.version}"  # each Delta version once
             staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{version}"
             df.write.mode("overwrite").json(str(staging))
             _replace_parts(staging, folder, f"snapshot-{model.name}-{version}")

@@ -8,6 +8,7 @@ duplicates rows and never leaves stale ones.
 
 from __future__ import annotations
 
+import json
 import time
 
 from pyspark.sql import Observation
@@ -15,7 +16,7 @@ from pyspark.sql import functions as F
 
 from ...core.results import ModelResult
 from ...spec.models import Model
-from ..delta.delta_table import DELTA, current_commit, is_delta_table
+from ..delta.delta_table import DELTA, Commit, current_commit, is_delta_table
 from ..delta.keyed_table import key_faults, one_row_per_key, table_key
 from ..errors import ModelRunError
 from ..run.context import RunContext
@@ -23,8 +24,8 @@ from ..run.output import schema_pairs
 from ..run.partitions import KEY_COLUMN, PartitionScope, describe, key_expr, signature
 from ..sources.relations import register, render
 from ..storage.store import remove_tree
-from ..storage.warehouse import RegistryEntry
 
+PARTITIONING = "partitioning"  # the key of the partitioning signature in each commit's userMetadata
 
 def _scope(ctx: RunContext, model: Model) -> PartitionScope:
     pb = model.partitioned_by
@@ -66,24 +67,23 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
     sig = signature(pb)
     data = ctx.warehouse.data_dir(name)
     with ctx.warehouse.lock(name):
-        entry = ctx.warehouse.read_entry(name)
-        if entry is not None and entry.layout == "partitioned" and entry.partitioning != sig and not full_refresh:
+        stored = _partitioning(current_commit(data), sig)
+        if stored not in (None, sig) and not full_refresh:
             raise ModelRunError(f"model {name}: its partitioning changed since its stored partitions were written "
                                 f"(now {describe(pb)}); rebuild with a full refresh (`streamt backfill {name} "
                                 "--full-refresh ...` drops every stored partition first)", name)
-        if full_refresh or (entry is not None and entry.layout != "partitioned"):
+        if full_refresh or (stored is None and is_delta_table(data)):
             _drop_stored(ctx, name)  # an unpartitioned table (or the old partitioning) is replaced
         if data.is_dir() and not is_delta_table(data):
             remove_tree(data)
         # one commit replaces exactly the run's partitions (emptied ones included)
         with key_faults(key):
             (out.write.format(DELTA).mode("overwrite").option("replaceWhere", _in_keys(keys))
+             .option("userMetadata", json.dumps({PARTITIONING: sig}))
              .partitionBy(KEY_COLUMN, *adv.partition_by).save(str(data)))
         metrics = obs.get
         commit = current_commit(data)  # the table is every partition, this run's and the others
         size = commit.rows if commit is not None else None
-        ctx.warehouse.write_entry(RegistryEntry(name=name, kind="table", layout="partitioned", format=DELTA,
-                                                schema_json=df.schema.json(), partitioning=sig))
     seen = metrics.get("rows")
     rows = int(seen) if seen is not None else None  # no count back: unknown, not 0
     return ModelResult(model=name, materialized="table", status="success", rows_written=rows, table_rows=size,
@@ -91,6 +91,20 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
                        location=str(data), quarantined_rows=stats.resolved().quarantined, sql=rendered.sql,
                        partitions=keys, delta_version=commit.version if commit is not None else None,
                        rows_outside_partitions=int(metrics.get("all") or 0) - rows if rows is not None else 0)
+
+
+def _partitioning(current: Commit | None, sig: str) -> str | None:
+    """The partitioning the stored partitions were written with, as their last commit records it; None
+    when there are none (or the table is not partitioned into them: an unpartitioned model's); ``sig`` (no
+    objection) when the last commit is someone else's."""
+    if current is None or KEY_COLUMN not in current.partition_columns:
+        return None
+    try:
+        recorded = json.loads(current.user_metadata or "")
+    except ValueError:
+        return sig
+    found = recorded.get(PARTITIONING) if isinstance(recorded, dict) else None
+    return found if isinstance(found, str) else sig
 
 
 def _in_keys(keys: list[str]) -> str:

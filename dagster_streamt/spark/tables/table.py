@@ -49,7 +49,6 @@ from ..sources.relations import InputStats, Rendered, register, render
 from ..sources.snapshots import model_version, source_snapshot
 from ..sources.source_views import source_quarantined
 from ..storage.store import Loc, ObjectPath, remove_tree
-from ..storage.warehouse import RegistryEntry
 from .refresh_plan import InputId, Refresh, RefreshInputs, decide
 
 LEGACY = ("_CURRENT", "v=*")  # what the pre-Delta layout (plain Parquet versions) left in a model's folder
@@ -73,21 +72,19 @@ def _materialize(ctx: RunContext, model: Model, full_refresh: bool) -> ModelResu
     base = render(ctx, model, "batch")  # stable view names (no capture views): the plan and its record
     plan = incremental_plan(base.sql, [i.view for i in base.inputs], itself=model.name)
     commit = current_commit(ctx.warehouse.data_dir(model.name))
-    entry = ctx.warehouse.read_entry(model.name)
     given = _inputs(ctx, model, base, plan, commit)
     refresh = decide(given, full_refresh)
-    if entry is not None and commit is not None and entry.layout == "delta" and \
-            entry.version == str(commit.version) and entry.rows is not None:
+    if commit is not None and commit.rows is not None and commit.schema_json is not None:
         if refresh.mode == "unchanged":
-            return _unchanged(ctx, model, base, entry, refresh, start)
+            return _unchanged(ctx, model, base, commit, refresh, start)
         if refresh.mode in ("append", "merge", "upsert"):
-            done = _incremental(ctx, model, base, plan, given, refresh, entry, start)
+            done = _incremental(ctx, model, base, plan, given, refresh, commit, start)
             if done is not None:
                 return done
             refresh = Refresh("full", "the appended rows do not fit the table (its columns or its aggregation "
                                       "state changed)")
     elif refresh.mode != "full":
-        refresh = Refresh("full", "the stored table has no row count for its current version")
+        refresh = Refresh("full", "the stored table's log has no row count for its current version")
     return _full(ctx, model, base, plan, given, refresh, start)
 
 
@@ -153,14 +150,13 @@ def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, 
                        refresh=refresh.mode, refresh_note=refresh.note)
 
 
-def _unchanged(ctx: RunContext, model: Model, base: Rendered, entry: RegistryEntry, refresh: Refresh,
+def _unchanged(ctx: RunContext, model: Model, base: Rendered, current: Commit, refresh: Refresh,
                start: float) -> ModelResult:
     """Nothing to read or write; the sources' malformed records are still reported (from their
     quarantines), as every other run of the table reports them."""
     bad = sum(source_quarantined(ctx, i.name) for i in base.inputs if i.kind == "source")
-    version = int(entry.version) if entry.version is not None else None
-    return _result(model, refresh, 0, entry.rows, entry.stored_schema(), ctx.warehouse.data_dir(model.name),
-                   InputStats(0, bad), "", start, version)
+    return _result(model, refresh, 0, current.rows, _schema(current), ctx.warehouse.data_dir(model.name),
+                   InputStats(0, bad), "", start, current.version)
 
 
 def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
@@ -202,18 +198,17 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
         remove_tree(scratch)
     rows = observed_rows(obs, name)
     size = rows if rows is not None else commit.rows if commit is not None else None
-    _register_commit(ctx, model, df.schema, size, commit)
     return _result(model, refresh, rows, size, df.schema, ctx.warehouse.data_dir(model.name),
                    registered.settle(), rendered.sql, start, commit.version if commit is not None else None)
 
 
 def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
-                 refresh: Refresh, entry: RegistryEntry, start: float) -> ModelResult | None:
+                 refresh: Refresh, current: Commit, start: float) -> ModelResult | None:
     """Append the rows of the appended files, or merge their aggregation into the state; None when
     their rows do not fit the stored table (a full rebuild follows)."""
     rendered = render(ctx, model, "batch", deltas=refresh.deltas)
     registered = register(ctx, rendered)
-    schema = entry.stored_schema()
+    schema = _schema(current)
     name = f"streamt_table_{model.name}_{ctx.run_id}"
     record = given.record
     assert record is not None
@@ -234,7 +229,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         commit = _commit(ctx, model, out, "append", _record(given, plan.kind, record.files_at_rebuild,
                                                              record.refreshes + 1))
         rows = observed_rows(obs, name)
-        size = entry.rows + rows if entry.rows is not None and rows is not None else \
+        size = current.rows + rows if current.rows is not None and rows is not None else \
             commit.rows if commit is not None else None
     else:
         assert plan.state is not None and record.states is not None
@@ -260,7 +255,6 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             remove_tree(scratch)
         rows = observed_rows(obs, name)
         size = rows if rows is not None else commit.rows if commit is not None else None
-    _register_commit(ctx, model, schema, size, commit)
     return _result(model, refresh, rows, size, schema, ctx.warehouse.data_dir(model.name), registered.settle(),
                    rendered.sql, start, commit.version if commit is not None else None)
 
@@ -304,7 +298,7 @@ def _commit(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: Ref
         _clear_legacy(ctx, model)
     location = ctx.warehouse.data_dir(model.name)
     with key_faults(key):
-        delta_write(df, location, mode, record, model.advanced.spark.partition_by)
+        delta_write(df, location, mode, record, model.advanced.spark.partition_by, change_feed=key is None)
     collect_flows(df)  # the observed inputs' metrics (Spark Connect)
     return current_commit(location)  # under the model's lock: this run's commit
 
@@ -323,8 +317,8 @@ def _upsert(ctx: RunContext, model: Model, df: DataFrame, key: TableKey,
     return current_commit(ctx.warehouse.data_dir(model.name)), counts["inserted"] + counts["updated"]
 
 
-def _register_commit(ctx: RunContext, model: Model, schema: StructType, rows: int | None,
-                     commit: Commit | None) -> None:
-    ctx.warehouse.write_entry(RegistryEntry(name=model.name, kind="table", layout="delta", format=DELTA,
-                                            schema_json=schema.json(), rows=rows,
-                                            version=str(commit.version) if commit is not None else None))
+
+def _schema(current: Commit) -> StructType:
+    """The stored table's schema, as its Delta log records it."""
+    assert current.schema_json is not None
+    return StructType.fromJson(json.loads(current.schema_json))

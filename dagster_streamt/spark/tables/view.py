@@ -1,5 +1,5 @@
-"""``materialized: view``: a temporary view, no storage. Its SQL is recorded in the registry so a later
-run (or another process) can recreate it when a downstream model reads it."""
+"""``materialized: view``: a temporary view, no storage. A later run (or another process) that reads it
+renders it again from the project (:mod:`..sources.relations`): what it means is its SQL now."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from ...spec.models import Model
 from ..run.context import RunContext
 from ..run.output import schema_pairs
 from ..sources.relations import quote, register, render
-from ..storage.warehouse import RegistryEntry
 
 
 def materialize_view(ctx: RunContext, model: Model, full_refresh: bool = False) -> ModelResult:
@@ -19,9 +18,6 @@ def materialize_view(ctx: RunContext, model: Model, full_refresh: bool = False) 
     stats = register(ctx, rendered)
     ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quote(model.name)} AS {rendered.sql}")
     schema = ctx.spark.table(quote(model.name)).schema  # analyzes the SQL: errors surface now
-    ctx.warehouse.write_entry(RegistryEntry(
-        name=model.name, kind="view", layout="view", schema_json=schema.json(), sql=rendered.sql,
-        inputs=[[i.kind, i.name] for i in rendered.inputs]))
     return ModelResult(model=model.name, materialized="view", status="success", rows_written=None,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
                        location=None, quarantined_rows=stats.resolved().quarantined, sql=rendered.sql)
