@@ -1,10 +1,16 @@
 """Result of compiling one model: rendered Spark SQL and what it reads.
 
+A model's SQL is rendered by Jinja once: each ``ref()``/``source()`` call is left as a placeholder
+(:func:`placeholder`), which :func:`bind` replaces with the names a reader needs: ``relation_name`` for
+lineage and validation (the ``sql`` kept here), the views of a run for execution. So what runs is the
+render that lineage and validation saw, with its relations named for the run.
+
 Plain frozen dataclasses so that they pickle fast into the warm-load cache.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..sql.features import SqlFeatures
@@ -14,6 +20,23 @@ def relation_name(name: str) -> str:
     """SQL identifier that ``ref()``/``source()`` render to. Sources and models share this namespace:
     the Spark layer registers a source as a temporary view and a model as a table under this name."""
     return f"`{name}`"
+
+
+def placeholder(kind: str, name: str) -> str:
+    """What a relation renders to until bound: NUL cannot stand in YAML text, so no SQL holds it."""
+    return f"\x00{kind}\x00{name}\x00"
+
+
+def bind(template: str, calls: Sequence[tuple[str, str]], relation: Callable[[str, str], str]) -> str:
+    """``template`` with each placeholder of ``calls`` replaced by ``relation(kind, name)``, called in
+    ``calls``' order (the order the template called them).
+
+    >>> bind(f"SELECT * FROM {placeholder('model', 'a')}", [("model", "a")], lambda kind, name: f"`{name}`")
+    'SELECT * FROM `a`'
+    """
+    for kind, name in calls:
+        template = template.replace(placeholder(kind, name), relation(kind, name))
+    return template
 
 
 @dataclass(frozen=True)

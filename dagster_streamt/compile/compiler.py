@@ -19,9 +19,9 @@ from ..spec.errors import Diagnostics, Severity
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
-from .compiled import CompiledModel, CompiledProject
+from .compiled import CompiledModel, CompiledProject, bind, relation_name
 from .infer import infer_materializations
-from .render import RenderError, render_sql
+from .render import RenderError, render_once
 from .summary import ParseSummary, stream_sql, summarize, summarize_many
 
 
@@ -63,7 +63,7 @@ class _Compiler:
         if model.sql is None:
             return self._compile_from(model, template, mat)
         try:
-            rendered = render_sql(name, template, variables=self.project.vars, resolver=self.resolver)
+            rendered, calls = render_once(self.project, name, template, self.resolver)
         except RenderError as exc:
             f, ln = self.sql_line(name, exc.lineno)
             self.diags.add("SQL002", f"model {name!r}: {exc}", file=f, line=ln,
@@ -99,9 +99,10 @@ class _Compiler:
             self.diags.add("REF007", f"model {name!r} reads no source or model, so it has no lineage",
                            file=file, line=line, severity=Severity.WARNING,
                            hint='read inputs with {{ source("...") }} or {{ ref("...") }}')
+        sql = bind(rendered.sql, calls, lambda kind, ref: relation_name(ref))
         return CompiledModel(
-            name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs)),
-            sources=tuple(sorted(rendered.sources)), from_=model.from_model, sql_hash=_hash(rendered.sql),
+            name=name, materialized=mat, sql=sql.strip(), refs=tuple(sorted(rendered.refs)),
+            sources=tuple(sorted(rendered.sources)), from_=model.from_model, sql_hash=_hash(sql),
         )
 
     def _compile_from(self, model: Model, template: str, mat: str) -> CompiledModel:
@@ -114,11 +115,12 @@ class _Compiler:
                 hint = did_you_mean(target, names) or f"name a {kind} defined in this project"
                 self.diags.add("REF005", f"model {name!r} reads `from` unknown {kind} {target!r}", file=file,
                                line=line, hint=hint)
-        rendered = render_sql(name, template, variables=self.project.vars, resolver=self.resolver)
+        rendered, calls = render_once(self.project, name, template, self.resolver)
+        sql = bind(rendered.sql, calls, lambda kind, ref: relation_name(ref))
         return CompiledModel(
-            name=name, materialized=mat, sql=rendered.sql.strip(), refs=tuple(sorted(rendered.refs & self.model_names)),
+            name=name, materialized=mat, sql=sql.strip(), refs=tuple(sorted(rendered.refs & self.model_names)),
             sources=tuple(sorted(rendered.sources & self.source_names)), from_=model.from_model,
-            sql_hash=_hash(rendered.sql))
+            sql_hash=_hash(sql))
 
     def default_watermark(self, cm: CompiledModel) -> None:
         """A stream window (or interval join) whose inputs declare no event time gets a default watermark
@@ -205,6 +207,8 @@ def compile_project(project: Project, parse_cache: dict[str, ParseSummary] | Non
         compiler.default_watermark(cm)
     models = {n: replace(cm, config_hash=config_hash(project.models[n]), spark_sql=stream_sql(cm))
               for n, cm in inferred.models.items()}
+    project.derived.update({("features", n): (template, cm.features) for n, cm in models.items()
+                            if cm.sql is not None and (template := project.models[n].sql_template) is not None})
     project.secrets |= compiler.resolver.secrets
     project.env_used.update(compiler.resolver.used)
     return CompiledProject(models=models), compiler.diags

@@ -8,25 +8,30 @@ arrives, like a Flink updating table, so its whole result is rewritten each run 
 
 from __future__ import annotations
 
-from ..spec.envvars import EnvResolver, project_dotenv
 from ..spec.models import Model
 from ..spec.project import Project
 from ..sql import SqlFeatures, analyze, parse_query
-from .render import RenderError, render_sql
+from .compiled import bind, relation_name
+from .render import RenderError, render_once
 
 
 def model_features(project: Project, model: Model) -> SqlFeatures | None:
-    """What the model's SQL does (windows, aggregations, joins); None when it cannot be read."""
+    """What the model's SQL does (windows, aggregations, joins); None when it cannot be read. Found by
+    the compiler (:func:`.compiler.compile_project`), else once per project and model here."""
     template = model.sql_template
     if template is None:
         return None
+    known = project.derived.get(("features", model.name))
+    if known is not None and known[0] == template:
+        return known[1]
     try:
-        rendered = render_sql(model.name, template, variables=project.vars,
-                              resolver=EnvResolver(project_dotenv(project.root, project.env)))
+        rendered, calls = render_once(project, model.name, template)
     except RenderError:
         return None
-    parsed = parse_query(rendered.sql)
-    return analyze(parsed.tree) if parsed.tree is not None else None
+    parsed = parse_query(bind(rendered.sql, calls, lambda kind, name: relation_name(name)))
+    features = analyze(parsed.tree) if parsed.tree is not None else None
+    project.derived[("features", model.name)] = (template, features)
+    return features
 
 
 def stream_output_mode(project: Project, model: Model) -> str:

@@ -1,5 +1,9 @@
 """Render model SQL with Jinja2's sandbox; ``ref()``/``source()`` capture dependencies.
 
+A model's SQL is rendered once per loaded project (:func:`render_once`): its relations are left as
+placeholders that each reader binds to the names it needs (:func:`.compiled.bind`): lineage and
+validation to the relation names, a run to its views. So what runs is the render lineage saw.
+
 No regular expressions touch the SQL: Jinja parses the template. Templates made only of text and
 constant-argument calls (``{{ ref("x") }}``, the common case) are evaluated straight from Jinja's
 AST, which is about 4x cheaper than compiling a template; anything else is rendered in the sandbox.
@@ -14,8 +18,9 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
-from ..spec.envvars import EnvResolver, MissingVar
-from .compiled import relation_name
+from ..spec.envvars import EnvResolver, MissingVar, project_dotenv
+from ..spec.project import Project
+from .compiled import placeholder, relation_name
 
 RelationFn = Callable[[str, str], str]  # (kind: "model" | "source", name) -> SQL text
 
@@ -162,3 +167,35 @@ def render_sql(model: str, template: str, *, variables: Mapping[str, Any], resol
     except Exception as exc:  # a sandboxed template can raise anything (ZeroDivisionError, ...)
         raise RenderError(f"template failed: {type(exc).__name__}: {exc}") from None
     return ctx.result
+
+
+Calls = tuple[tuple[str, str], ...]  # (kind, name) of each relation a template called, in call order
+
+
+def render_once(project: Project, name: str, template: str, resolver: EnvResolver | None = None
+                ) -> tuple[RenderResult, Calls]:
+    """Model ``name``'s ``template`` rendered with the project's variables and every relation as a
+    :func:`.compiled.placeholder`, with the relations it called; rendered once per project and template
+    (a failed render is not kept: each caller sees its error). Partition variables render as
+    :data:`PARTITION_PLACEHOLDERS` (a run renders a partitioned model for its window itself)."""
+    known = project.derived.get(("render", name))
+    if known is not None and known[0] == template:
+        return known[1]
+    done = render_calls(name, template, variables=project.vars,
+                        resolver=resolver or EnvResolver(project_dotenv(project.root, project.env)))
+    project.derived[("render", name)] = (template, done)
+    return done
+
+
+def render_calls(name: str, template: str, *, variables: Mapping[str, Any], resolver: EnvResolver,
+                 partition: Mapping[str, str] | None = None) -> tuple[RenderResult, Calls]:
+    """:func:`render_sql` with every relation as a placeholder, and the relations it called."""
+    calls: dict[tuple[str, str], None] = {}
+
+    def relation(kind: str, ref: str) -> str:
+        calls.setdefault((kind, ref), None)
+        return placeholder(kind, ref)
+
+    result = render_sql(name, template, variables=variables, resolver=resolver, relation=relation,
+                        partition=partition)
+    return result, tuple(calls)

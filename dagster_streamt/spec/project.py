@@ -52,6 +52,9 @@ class Project:
     legacy_materializations: dict[str, str] = field(default_factory=dict)
     inferred: dict[str, str] = field(default_factory=dict)  # model -> why its materialization was inferred
     event_columns: dict[str, str] = field(default_factory=dict)  # model -> event-time column (own or inherited)
+    # what is worked out from each model's SQL once, never again: ("render" | "features", model) -> (the
+    # SQL template it came from, the value); see compile.render.render_once and compile.modes
+    derived: dict[tuple[str, str], tuple[str, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:

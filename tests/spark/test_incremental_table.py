@@ -157,6 +157,37 @@ def test_a_table_input_is_followed_through_its_delta_log_with_deletion_vectors_a
     assert sorted(r[0] for r in table(spark, project, "enriched")) == [1, 3, 6, 7]
 
 
+def test_a_run_renders_no_model_again(spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What runs is the render that lineage and validation saw: compiling the project renders each model
+    once, and runs after it (a full build, then an incremental one) bind that render to their views instead
+    of rendering again; a project run without a compile renders each model once, for every run after."""
+    from collections import Counter
+
+    from dagster_streamt.compile import render as render_module
+    from dagster_streamt.compile.compiler import compile_project
+
+    renders: list[str] = []
+    real = render_module.render_sql
+
+    def counting(name: str, *args: Any, **kwargs: Any) -> Any:
+        renders.append(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(render_module, "render_sql", counting)
+    compiled = shop(tmp_project)
+    compile_project(compiled)
+    assert Counter(renders) == Counter(NAMES)
+    renders.clear()
+    uncompiled = shop(tmp_project, name="fresh")
+    for project in (compiled, uncompiled):
+        assert all(r.ok for r in run(spark, project).values())
+        add_orders(project, "part-2.json", SECOND)
+        assert {r.refresh for r in run(spark, project).values()} >= {"append", "merge"}
+    assert Counter(renders) == Counter(NAMES), "the compiled project renders nothing; the other each model once"
+    for name in NAMES:
+        assert table(spark, compiled, name) == table(spark, uncompiled, name), name
+
+
 def test_nothing_new_keeps_every_version(spark: Any, tmp_project: Any) -> None:
     project = shop(tmp_project)
     run(spark, project)

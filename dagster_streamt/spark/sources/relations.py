@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from ...compile.compiled import bind
 from ...compile.modes import appends
-from ...compile.render import RenderError, render_sql
+from ...compile.render import RenderError, render_calls, render_once
 from ...spec.models import FILE_FORMATS, Model
 from ...spec.names import safe_identifier
 from ...spec.project import Project
@@ -146,13 +147,38 @@ def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, sta
         inputs.setdefault((kind, name), planned)
         return quote(planned.view)
 
+    once = rendered_once(ctx, model, template)
+    sql = bind(once.sql, once.calls, relation)  # in the order the template called them, as inputs are listed
+    if problems:
+        raise ModelRunError(problems[0], model.name)
+    translation = _translation(model.name, sql, mode == "stream", _catalog(ctx, tuple(inputs.values())))
+    return Rendered(model.name, translation.sql or sql, tuple(inputs.values())), translation
+
+
+@dataclass(frozen=True)
+class Template:
+    """A model's SQL rendered by Jinja once, each ``ref()``/``source()`` call left as a placeholder that
+    each reading of it (batch, stream, an increment) binds to its views (:func:`...compile.compiled.bind`)."""
+
+    sql: str
+    calls: tuple[tuple[str, str], ...]  # (kind, name) of each relation, in the order the template called them
+
+
+def rendered_once(ctx: RunContext, model: Model, template: str | None = None) -> Template:
+    """The model's SQL (or a sink's ``template`` of it) rendered with the project's variables: the
+    project's one render of it, the one its compile made (:func:`...compile.render.render_once`), or for a
+    model that reads partition variables, one render for this run's window; each reading binds it after."""
     sql = template if template is not None else model.sql
     if not sql:
         raise ModelRunError(f"model {model.name} has no `sql:`", model.name)
-    partition = ctx.partition.variables() if ctx.partition is not None and model.partitioned_by else {}
     try:
-        result = render_sql(model.name, sql, variables=ctx.project.vars, resolver=ctx.resolver, relation=relation,
-                            partition=partition)
+        result, calls = render_once(ctx.project, model.name, sql, ctx.resolver)
+        if result.uses_partition and model.partitioned_by is not None and ctx.partition is not None:
+            window = ctx.partition.variables()  # rendered for this run's window, once
+            result, calls = ctx.per_run.get(
+                ("window", model.name, sql, tuple(sorted(window.items()))),
+                lambda: render_calls(model.name, sql, variables=ctx.project.vars, resolver=ctx.resolver,
+                                     partition=window))
     except RenderError as exc:
         raise ModelRunError(f"model {model.name}: {exc} (line {exc.lineno} of its SQL)", model.name) from None
     if result.missing_vars:
@@ -161,10 +187,7 @@ def _render(ctx: RunContext, model: Model, mode: Mode, template: str | None, sta
     if result.unknown_vars:
         raise ModelRunError(f"model {model.name}: unknown project variable(s) "
                             f"{', '.join(sorted(set(result.unknown_vars)))}; define them under `vars:`", model.name)
-    if problems:
-        raise ModelRunError(problems[0], model.name)
-    translation = _translation(model.name, result.sql, mode == "stream", _catalog(ctx, tuple(inputs.values())))
-    return Rendered(model.name, translation.sql or result.sql, tuple(inputs.values())), translation
+    return Template(result.sql, calls)
 
 
 def _catalog(ctx: RunContext, inputs: tuple[Input, ...]) -> Catalog:
