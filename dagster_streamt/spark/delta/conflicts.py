@@ -57,13 +57,6 @@ def conflict_of(exc: BaseException) -> tuple[str, str] | None:
     return None
 
 
-def _current_version(table: Path | ObjectPath) -> int | None:
-    try:
-        return current_version(table)
-    except Exception:  # no readable table: the message goes without the version
-        return None
-
-
 def conflict_message(model: str, table: Path | ObjectPath | None, exc: BaseException) -> str | None:
     """One message naming the model, its table, what the other writer did and the fix; None when ``exc``
     is no commit conflict."""
@@ -74,7 +67,7 @@ def conflict_message(model: str, table: Path | ObjectPath | None, exc: BaseExcep
     where = f"its Delta table {table}" if table is not None else "its Delta table"
     winner = _WINNER.search(delta_says)
     at = next((g for g in winner.groups() if g), None) if winner else None
-    now = _current_version(table) if table is not None else None
+    now = current_version(table) if table is not None else None  # None: no readable log
     state = f"the table holds the other writer's version {now}" if now is not None else \
         "the table holds the other writer's version"
     if error_class == "DELTA_CONCURRENT_TRANSACTION":

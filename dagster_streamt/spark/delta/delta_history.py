@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
+from deltalake.exceptions import DeltaError
+
 from ..storage.store import Loc, delta_rs_args
 from .refresh_record import record_from_json
 
@@ -68,7 +70,7 @@ def commits(path: Loc, limit: int | None = None) -> list[dict[str, Any]]:
     """The commit infos the log still holds, newest first (at most ``limit``)."""
     try:
         history = _table(path).history(limit)
-    except Exception as exc:  # no log, a log mid-write, or a protocol delta-rs does not read
+    except (DeltaError, OSError) as exc:  # no log, a log mid-write, or a protocol delta-rs does not read
         raise HistoryUnavailable(f"{path} is not a Delta table delta-rs can read ({exc})") from None
     return sorted(history, key=lambda h: -int(h["version"]))
 
@@ -106,7 +108,7 @@ def _files_at(path: Loc, version: int) -> dict[str, int | None] | None:
         return {}
     try:
         actions = _table(path, version).get_add_actions(flatten=True)
-    except Exception:  # the log before a checkpoint was cleaned up: that version cannot be loaded
+    except (DeltaError, OSError):  # the log before a checkpoint was cleaned up: that version cannot be loaded
         return None
     paths = actions.column("path").to_pylist()
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.schema.names else [None] * len(paths)

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from ...sql.identifiers import delta_path
@@ -31,7 +32,7 @@ def _exists(spark: SparkSession, path: str) -> bool:
         return is_delta_table(Path(path.removeprefix("file:")))
     try:
         spark.read.format(DELTA).load(path).schema  # noqa: B018 - reading the schema reads the log
-    except Exception:  # no table there (yet)
+    except PySparkException:  # no table there (yet): Delta's or Spark's analysis error
         return False
     return True
 
