@@ -2,9 +2,10 @@
 and, for streaming queries, the rows and micro-batches so far (from the query's progress reports).
 
 The runner marks models as they start and end; streaming materializers wait on their query through
-:func:`await_query`, which, while somebody :func:`watch`\\ es, reads the query's progress every
-half second. Nobody watching (a non-terminal ``streamt run``, a Dagster run from the UI): a plain
-``awaitTermination()``, nothing polled. Plain data; no pyspark import."""
+:func:`await_query`, which, while somebody :func:`watch`\\ es, follows the query: Spark pushes each
+micro-batch's progress to a ``StreamingQueryListener`` (one per session, added the first time one is
+watched), nothing is polled. Nobody watching (a non-terminal ``streamt run``, a Dagster run from the
+UI): a plain ``awaitTermination()``. Plain data; pyspark is imported only to listen."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from .progress import input_rows
 
-POLL_S = 0.5
+_LISTENER = "_streamt_progress_listener"  # the session's listener, kept on the session object itself
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class _Board:
         self._lock = threading.Lock()
         self._running: dict[str, tuple[str, float, int | None, int | None]] = {}
         self._watchers = 0
+        self._followed: dict[str, tuple[str, dict[int, Any]]] = {}  # query name -> (model, progress by batch)
 
     def start(self, model: str, kind: str) -> None:
         with self._lock:
@@ -45,9 +47,37 @@ class _Board:
 
     def stream(self, model: str, rows: int, batches: int) -> None:
         with self._lock:
-            if model in self._running:
-                kind, since, _, _ = self._running[model]
-                self._running[model] = (kind, since, rows, batches)
+            self._stream(model, rows, batches)
+
+    def _stream(self, model: str, rows: int, batches: int) -> None:
+        if model in self._running:
+            kind, since, _, _ = self._running[model]
+            self._running[model] = (kind, since, rows, batches)
+
+    def follow(self, query: str, model: str, progresses: list[Any]) -> None:
+        """Count ``query``'s micro-batches for ``model``, with ``progresses`` it reported already (each
+        batch counted once, whether it came from them or from the listener)."""
+        with self._lock:
+            batches = self._followed.setdefault(query, (model, {}))[1]
+            for p in progresses:
+                batches.setdefault(int(p.batchId), p)
+            self._count(query)
+
+    def progress(self, progress: Any) -> None:
+        """One micro-batch's report (from the listener): counted when its query is followed."""
+        with self._lock:
+            if progress.name in self._followed:
+                self._followed[progress.name][1][int(progress.batchId)] = progress  # a replayed batch once
+                self._count(progress.name)
+
+    def unfollow(self, query: str) -> None:
+        with self._lock:
+            self._followed.pop(query, None)
+
+    def _count(self, query: str) -> None:
+        model, batches = self._followed[query]
+        progresses = [batches[b] for b in sorted(batches)]
+        self._stream(model, input_rows(progresses), sum(1 for p in progresses if int(p.numInputRows or 0) > 0))
 
     @property
     def watched(self) -> bool:
@@ -93,11 +123,40 @@ def snapshot() -> list[Running]:
 
 
 def await_query(query: Any, model: str) -> None:
-    """``query.awaitTermination()``, recording rows and batches so far while someone watches."""
+    """``query.awaitTermination()``, with rows and batches so far on the board while someone watches."""
     if not BOARD.watched:
         query.awaitTermination()
         return
-    while not query.awaitTermination(POLL_S):
-        progresses = query.recentProgress
-        batches = sum(1 for p in progresses if int(p.numInputRows or 0) > 0)
-        BOARD.stream(model, input_rows(progresses), batches)
+    _listen(query.sparkSession)
+    BOARD.follow(query.name, model, [])  # from now on the listener's reports count ...
+    BOARD.follow(query.name, model, list(query.recentProgress))  # ... and so do those from before
+    try:
+        query.awaitTermination()
+    finally:
+        BOARD.unfollow(query.name)
+
+
+def _listen(spark: Any) -> None:
+    """Add the board's listener to ``spark`` once (a session's listeners live as long as it does)."""
+    if getattr(spark, _LISTENER, None) is not None:
+        return
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    class Progress(StreamingQueryListener):
+        """Spark's progress events, pushed after each micro-batch: onto the board."""
+
+        def onQueryStarted(self, event: Any) -> None:
+            pass
+
+        def onQueryProgress(self, event: Any) -> None:
+            BOARD.progress(event.progress)
+
+        def onQueryIdle(self, event: Any) -> None:
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:
+            pass
+
+    listener = Progress()
+    spark.streams.addListener(listener)
+    setattr(spark, _LISTENER, listener)
