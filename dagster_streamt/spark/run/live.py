@@ -122,12 +122,13 @@ def snapshot() -> list[Running]:
     return BOARD.snapshot()
 
 
-def await_query(query: Any, model: str) -> None:
-    """``query.awaitTermination()``, with rows and batches so far on the board while someone watches."""
+def await_query(spark: Any, query: Any, model: str) -> None:
+    """``query.awaitTermination()`` (a query started in ``spark``), with rows and batches so far on the
+    board while someone watches."""
     if not BOARD.watched:
         query.awaitTermination()
         return
-    _listen(query.sparkSession)
+    _listen(spark)
     BOARD.follow(query.name, model, [])  # from now on the listener's reports count ...
     BOARD.follow(query.name, model, list(query.recentProgress))  # ... and so do those from before
     try:

@@ -388,7 +388,7 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
         try:
             query = (writer.option("checkpointLocation", str(checkpoint))
                      .trigger(**trigger_options(model.advanced.spark.trigger, name)).start())
-            await_query(query, name)
+            await_query(ctx.spark, query, name)
         except Exception as exc:
             raise explain_failure(name, exc) from exc
     s = summarize(query.recentProgress, OUT_METRIC)

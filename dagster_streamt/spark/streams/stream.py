@@ -155,7 +155,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         started = start_stream(ctx, model, trigger)
         query = started.query
         try:
-            await_query(query, name)
+            await_query(ctx.spark, query, name)
         except Exception as exc:
             raise explain_failure(name, exc) from exc
         record_stream(started)
