@@ -29,7 +29,7 @@ from pyspark.sql.types import StructType
 from ...sql.aggregate_state import AggregateState
 from ...sql.identifiers import quote as _ident
 from ..run.context import RunContext
-from ..run.observed_views import collect_flows, sql_over
+from ..run.observed_views import ObservedViews, sql_over
 from ..storage.store import Loc, remove_tree
 from .delta_table import DELTA, current_version
 
@@ -118,35 +118,38 @@ class StateTables:
             remove_tree(path)
 
 
-def stage(df: DataFrame, path: str) -> DataFrame:
+def stage(df: DataFrame, path: str, observed: ObservedViews | None = None) -> DataFrame:
     """``df`` written to ``path`` (scratch Parquet, never read as a table) and read back: what several
     jobs read is computed once, and a plan over it holds no query references (Spark Connect cannot
-    nest a query that travels with its DataFrames in a view or in two branches of one plan)."""
+    nest a query that travels with its DataFrames in a view or in two branches of one plan).
+    ``observed``: the run's observed views, which keep the metrics of those the write read."""
     df.write.mode("error").parquet(path)
-    collect_flows(df)  # the metrics of observed inputs it read (Spark Connect)
+    if observed is not None:
+        observed.collect(df)  # the metrics of observed inputs it read (Spark Connect)
     return df.sparkSession.read.parquet(path)
 
 
-def _save(df: DataFrame, path: Loc, mode: str) -> None:
+def _save(df: DataFrame, path: Loc, mode: str, observed: ObservedViews) -> None:
     writer = df.write.format(DELTA).mode(mode)
     if mode == "overwrite":
         writer = writer.option("overwriteSchema", "true")
     writer.save(str(path))
-    collect_flows(df)
+    observed.collect(df)
 
 
 def read_state(ctx: RunContext, tables: StateTables, version: int) -> DataFrame:
     return ctx.spark.read.format(DELTA).option("versionAsOf", version).load(str(tables.state))
 
 
-def build_state(state: AggregateState, partial: DataFrame, tables: StateTables, scratch: Loc) -> dict[str, int]:
+def build_state(state: AggregateState, partial: DataFrame, tables: StateTables, scratch: Loc,
+                observed: ObservedViews) -> dict[str, int]:
     """A full build's state (and DISTINCT set) from every partial row: one overwrite commit each."""
     if not state.distinct:
-        _save(partial, tables.state, "overwrite")
+        _save(partial, tables.state, "overwrite", observed)
     else:
-        staged = stage(partial, str(scratch / "partial"))  # two writes, one pass over the input
-        _save(pairs(state, staged), tables.set, "overwrite")
-        _save(groups(state, staged), tables.state, "overwrite")
+        staged = stage(partial, str(scratch / "partial"), observed)  # two writes, one pass over the input
+        _save(pairs(state, staged), tables.set, "overwrite", observed)
+        _save(groups(state, staged), tables.state, "overwrite", observed)
     found = tables.versions(bool(state.distinct))
     assert found is not None  # just written
     return found
@@ -196,7 +199,7 @@ class Merge:
         cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
         new = mine.join(seen, cond, "left_anti")
         # (no emptiness check first: a partial read of the delta would fill its row-count observation)
-        _save(new, self.tables.set, "append")
+        _save(new, self.tables.set, "append", self.ctx.observed)
         return new
 
     def _changes(self) -> DataFrame:
@@ -226,9 +229,9 @@ class Merge:
         changes = self._changes()
         changes = changes.select(*[F.col(_ident(c)).cast(old.schema[c].dataType).alias(c) for c in old.columns])
         if compact:
-            _save(compacted(state, old.unionByName(changes)), self.tables.state, "overwrite")
+            _save(compacted(state, old.unionByName(changes)), self.tables.state, "overwrite", self.ctx.observed)
         else:
-            _save(changes, self.tables.state, "append")
+            _save(changes, self.tables.state, "append", self.ctx.observed)
         found = self.tables.versions(bool(state.distinct))
         assert found is not None
         return found

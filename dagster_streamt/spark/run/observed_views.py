@@ -4,8 +4,9 @@ An embedded session fills an ``Observation`` whatever plan it ends up in. Spark 
 only when the observed DataFrame is part of the plan the client sent: a query that reads the view by
 name gets no metrics back. So on Spark Connect, :meth:`ObservedViews.sql` hands the observed
 DataFrames to the query as references (``spark.sql(text, view=df)``) instead of by name, and
-:func:`collect_flows` keeps the metrics the server returns with the action (its "flows"), which
-:func:`observed_metrics` then finds by the observation's name.
+:meth:`ObservedViews.collect` keeps the metrics the server returns with the action (its "flows"), which
+:meth:`ObservedViews.metrics` then finds by the observation's name. Both live with the session's views
+(one :class:`ObservedViews` per run and session), nowhere in the process at large.
 """
 
 from __future__ import annotations
@@ -19,18 +20,17 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from ...sql.identifiers import quote as _quote
 from ..session.session import is_connect
 
-_FLOWS: dict[str, dict[str, Any]] = {}
-_LOCK = threading.Lock()
-
 
 @dataclass
 class ObservedViews:
     frames: dict[str, DataFrame] = field(default_factory=dict)  # view -> observed DataFrame (Spark Connect)
+    flows: dict[str, dict[str, Any]] = field(default_factory=dict)  # observation -> metrics an action returned
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def register(self, spark: SparkSession, view: str, df: DataFrame) -> None:
         df.createOrReplaceTempView(view)
         if is_connect(spark):
-            with _LOCK:
+            with self.lock:
                 self.frames[view] = df
 
     def sql(self, spark: SparkSession, text: str) -> DataFrame:
@@ -44,8 +44,33 @@ class ObservedViews:
     def _used(self, spark: SparkSession, text: str) -> dict[str, DataFrame]:
         if not is_connect(spark):
             return {}
-        with _LOCK:
+        with self.lock:
             return {view: df for view, df in self.frames.items() if _quote(view) in text}
+
+    def collect(self, df: DataFrame) -> None:
+        """After an action on ``df`` (Spark Connect): keep the metrics of every observation it returned."""
+        info = getattr(df, "executionInfo", None) if is_connect(df.sparkSession) else None
+        if info is None:
+            return
+        with self.lock:
+            for name, pairs in info.flows:
+                self.flows[name] = dict(pairs)
+
+    def metrics(self, obs: Observation, name: str | None = None) -> dict[str, Any]:
+        """The metrics of an observation whose action has ended; empty when that action did not run the
+        observed plan (optimized away, or a join cut short), instead of waiting for them forever.
+        ``name``: the observation's name, to find metrics :meth:`collect` kept."""
+        future = getattr(getattr(obs, "_jo", None), "future", None)  # classic pyspark: ``get`` would block
+        if future is not None and not future().isCompleted():
+            return {}
+        try:
+            metrics = dict(obs.get)
+        except Exception:  # classic pyspark fails on an observation filled without values
+            metrics = {}
+        if not metrics and name is not None:
+            with self.lock:
+                metrics = self.flows.pop(name, {})
+        return metrics
 
 
 def sql_over(spark: SparkSession, text: str, frames: dict[str, DataFrame]) -> DataFrame:
@@ -65,29 +90,3 @@ def sql_over(spark: SparkSession, text: str, frames: dict[str, DataFrame]) -> Da
         refs[f"streamt_frame_{i}"] = df
     return spark.sql(escaped, **refs)
 
-
-def collect_flows(df: DataFrame) -> None:
-    """After an action on ``df`` (Spark Connect): keep the metrics of every observation it returned."""
-    info = getattr(df, "executionInfo", None) if is_connect(df.sparkSession) else None
-    if info is None:
-        return
-    with _LOCK:
-        for name, pairs in info.flows:
-            _FLOWS[name] = dict(pairs)
-
-
-def observed_metrics(obs: Observation, name: str | None = None) -> dict[str, Any]:
-    """The metrics of an observation whose action has ended; empty when that action did not run the
-    observed plan (optimized away, or a join cut short), instead of waiting for them forever.
-    ``name``: the observation's name, to find metrics :func:`collect_flows` kept."""
-    future = getattr(getattr(obs, "_jo", None), "future", None)  # classic pyspark: ``get`` would block
-    if future is not None and not future().isCompleted():
-        return {}
-    try:
-        metrics = dict(obs.get)
-    except Exception:  # classic pyspark fails on an observation filled without values
-        metrics = {}
-    if not metrics and name is not None:
-        with _LOCK:
-            metrics = _FLOWS.pop(name, {})
-    return metrics

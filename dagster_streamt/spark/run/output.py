@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from .observed_views import observed_metrics
+from .observed_views import ObservedViews
 
 OUT_METRIC = "streamt_rows_out"
 
@@ -22,10 +22,10 @@ def counted(df: DataFrame, name: str) -> tuple[DataFrame, Observation]:
     return df.observe(obs, F.count(F.lit(1)).alias("rows")), obs
 
 
-def observed_rows(obs: Observation, name: str | None = None) -> int | None:
+def observed_rows(observed: ObservedViews, obs: Observation, name: str | None = None) -> int | None:
     """The rows :func:`counted` saw; None when the action returned no count (unknown is not 0 rows).
-    ``name``: the observation's name, for the metrics a Spark Connect action returned."""
-    rows = observed_metrics(obs, name).get("rows")
+    ``name``: the observation's name, for the metrics a Spark Connect action returned (to ``observed``)."""
+    rows = observed.metrics(obs, name).get("rows")
     return int(rows) if rows is not None else None
 
 

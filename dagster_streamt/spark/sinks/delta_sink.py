@@ -22,7 +22,7 @@ from ...sql.identifiers import quote as _ident
 from ..delta.delta_table import DELTA, is_delta_table
 from ..delta.keyed_table import insert_all, update_all
 from ..delta.table_state import stage
-from ..run.observed_views import sql_over
+from ..run.observed_views import ObservedViews, sql_over
 from ..storage.store import Loc, remove_tree
 
 
@@ -47,11 +47,12 @@ def merge_by_key(df: DataFrame, path: str, key: tuple[str, ...]) -> None:
 
 
 def publish(df: DataFrame, path: str, mode: str, key: tuple[str, ...], verify: Callable[[], None], scratch: Loc,
-            txn: tuple[str, int] | None = None) -> None:
+            txn: tuple[str, int] | None = None, observed: ObservedViews | None = None) -> None:
     """Publish ``df`` to the Delta table at ``path`` in one commit (see the module docstring); ``verify``
-    raises when the staged rows cannot be published; ``txn``: (app id, batch id) of a micro-batch."""
+    raises when the staged rows cannot be published; ``txn``: (app id, batch id) of a micro-batch;
+    ``observed``: the run's observed views (a one-shot export reads them, a micro-batch does not)."""
     try:
-        staged = stage(df, str(scratch))
+        staged = stage(df, str(scratch), observed)
         verify()
         if mode == "upsert" and _exists(df.sparkSession, path):
             merge_by_key(staged, path, key)

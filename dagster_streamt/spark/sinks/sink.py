@@ -215,7 +215,8 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
     elif target.format == "delta":  # one Delta commit: overwrite, append or MERGE on the key
         assert target.path is not None
         scratch = ctx.warehouse.model_dir(target.model) / f".scratch-{ctx.run_id}"
-        delta_sink.publish(prepared.df, target.path, target.plan.mode, target.plan.key, prepared.verify, scratch)
+        delta_sink.publish(prepared.df, target.path, target.plan.mode, target.plan.key, prepared.verify, scratch,
+                           observed=ctx.observed)
     else:
         _save(prepared.df, target, "overwrite" if target.plan.mode == "replace" else "append")
         prepared.verify()

@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 from ...spec.models import FILE_FORMATS
 from ...spec.topics import topic_folder
 from ..run.context import RunContext
-from ..run.observed_views import observed_metrics
 from .inputs import Input, InputStats, counted_stream, watermarked
 from .quarantine import Counts, listing_digest, quarantine_source, quarantined_total, run_quarantine
 from .snapshots import source_snapshot
@@ -112,7 +111,7 @@ def observed_view(ctx: RunContext, df: DataFrame, inp: Input, stats: InputStats,
     ctx.observed.register(ctx.spark, inp.view, df.observe(obs, F.count(F.lit(1)).alias("rows")))
 
     def rows() -> InputStats:
-        seen = observed_metrics(obs, name).get("rows")
+        seen = ctx.observed.metrics(obs, name).get("rows")
         if seen is None and fallback is not None:
             seen = fallback()
         return InputStats(int(seen) if seen is not None else None)  # no count back: unknown, not 0

@@ -43,7 +43,6 @@ from ..delta.table_state import (
 )
 from ..errors import first_meaningful_line
 from ..run.context import RunContext
-from ..run.observed_views import collect_flows
 from ..run.output import counted, observed_rows, schema_pairs
 from ..sources.relations import InputStats, Rendered, register, render
 from ..sources.snapshots import model_version, source_snapshot
@@ -183,7 +182,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
                 why_not = f"Spark cannot split it into partial aggregates ({first_meaningful_line(exc)})"
             if why_not is None:
                 _clear_legacy(ctx, model)
-                states = build_state(state, partial, tables, scratch)
+                states = build_state(state, partial, tables, scratch, ctx.observed)
                 out_df = final_frame(ctx, state, read_state(ctx, tables, states[STATE]), df.schema.names)
             else:  # said in this run's note; the next runs' notes say "rebuilt because of" it
                 log.info("model %s keeps no aggregation state: %s", model.name, why_not)
@@ -196,7 +195,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
         commit = _commit(ctx, model, out, "overwrite", _record(given, kind, -1, 0, states), key)
     finally:
         remove_tree(scratch)
-    rows = observed_rows(obs, name)
+    rows = observed_rows(ctx.observed, obs, name)
     size = rows if rows is not None else commit.rows if commit is not None else None
     return _result(model, refresh, rows, size, df.schema, ctx.warehouse.data_dir(model.name),
                    registered.settle(), rendered.sql, start, commit.version if commit is not None else None)
@@ -228,7 +227,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
         out, obs = counted(df, name)
         commit = _commit(ctx, model, out, "append", _record(given, plan.kind, record.files_at_rebuild,
                                                              record.refreshes + 1))
-        rows = observed_rows(obs, name)
+        rows = observed_rows(ctx.observed, obs, name)
         size = current.rows + rows if current.rows is not None and rows is not None else \
             commit.rows if commit is not None else None
     else:
@@ -241,7 +240,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             text = plan.delta_sql(renames)
             delta = ctx.observed.sql(ctx.spark, text)
             if ctx.observed.refers(ctx.spark, text):  # observed source reads (Spark Connect): staged, read once
-                delta = stage(delta, str(scratch / "delta"))
+                delta = stage(delta, str(scratch / "delta"), ctx.observed)
             merged = Merge(ctx, state, tables, dict(record.states), delta)
             if not merged.fits():
                 return None
@@ -253,7 +252,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
                                                                     record.refreshes + 1, states), key)
         finally:
             remove_tree(scratch)
-        rows = observed_rows(obs, name)
+        rows = observed_rows(ctx.observed, obs, name)
         size = rows if rows is not None else commit.rows if commit is not None else None
     return _result(model, refresh, rows, size, schema, ctx.warehouse.data_dir(model.name), registered.settle(),
                    rendered.sql, start, commit.version if commit is not None else None)
@@ -299,7 +298,7 @@ def _commit(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: Ref
     location = ctx.warehouse.data_dir(model.name)
     with key_faults(key):
         delta_write(df, location, mode, record, model.advanced.spark.partition_by, change_feed=key is None)
-    collect_flows(df)  # the observed inputs' metrics (Spark Connect)
+    ctx.observed.collect(df)  # the observed inputs' metrics (Spark Connect)
     return current_commit(location)  # under the model's lock: this run's commit
 
 
@@ -310,7 +309,7 @@ def _upsert(ctx: RunContext, model: Model, df: DataFrame, key: TableKey,
     scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
     try:
         with key_faults(key):
-            stage(one_row_per_key(df, key), str(scratch / "upsert"))
+            stage(one_row_per_key(df, key), str(scratch / "upsert"), ctx.observed)
             counts = merge(ctx.spark, str(scratch / "upsert"), ctx.warehouse.data_dir(model.name), key, record)
     finally:
         remove_tree(scratch)
