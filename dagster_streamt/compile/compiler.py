@@ -63,7 +63,7 @@ class _Compiler:
         if model.sql is None:
             return self._compile_from(model, template, mat)
         try:
-            rendered, calls = render_once(self.project, name, template, self.resolver)
+            rendered, calls = render_once(self.project, name, template, self.resolver, again=True)
         except RenderError as exc:
             f, ln = self.sql_line(name, exc.lineno)
             self.diags.add("SQL002", f"model {name!r}: {exc}", file=f, line=ln,
@@ -115,7 +115,7 @@ class _Compiler:
                 hint = did_you_mean(target, names) or f"name a {kind} defined in this project"
                 self.diags.add("REF005", f"model {name!r} reads `from` unknown {kind} {target!r}", file=file,
                                line=line, hint=hint)
-        rendered, calls = render_once(self.project, name, template, self.resolver)
+        rendered, calls = render_once(self.project, name, template, self.resolver, again=True)
         sql = bind(rendered.sql, calls, lambda kind, ref: relation_name(ref))
         return CompiledModel(
             name=name, materialized=mat, sql=sql.strip(), refs=tuple(sorted(rendered.refs & self.model_names)),

@@ -172,14 +172,16 @@ def render_sql(model: str, template: str, *, variables: Mapping[str, Any], resol
 Calls = tuple[tuple[str, str], ...]  # (kind, name) of each relation a template called, in call order
 
 
-def render_once(project: Project, name: str, template: str, resolver: EnvResolver | None = None
-                ) -> tuple[RenderResult, Calls]:
+def render_once(project: Project, name: str, template: str, resolver: EnvResolver | None = None, *,
+                again: bool = False) -> tuple[RenderResult, Calls]:
     """Model ``name``'s ``template`` rendered with the project's variables and every relation as a
     :func:`.compiled.placeholder`, with the relations it called; rendered once per project and template
     (a failed render is not kept: each caller sees its error). Partition variables render as
-    :data:`PARTITION_PLACEHOLDERS` (a run renders a partitioned model for its window itself)."""
+    :data:`PARTITION_PLACEHOLDERS` (a run renders a partitioned model for its window itself).
+    ``again``: render even when kept, so ``resolver`` sees every variable it reads (the compiler's tracks
+    secrets and the environment the load cache depends on), and keep that render."""
     known = project.derived.get(("render", name))
-    if known is not None and known[0] == template:
+    if known is not None and known[0] == template and not again:
         return known[1]
     done = render_calls(name, template, variables=project.vars,
                         resolver=resolver or EnvResolver(project_dotenv(project.root, project.env)))

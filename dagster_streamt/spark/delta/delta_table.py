@@ -17,6 +17,7 @@ deletion vectors and column mapping hold for increments as for whole reads.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from deltalake.exceptions import DeltaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from ...sql.identifiers import delta_path
 from ..storage.store import Loc, delta_rs_args
@@ -70,6 +72,10 @@ class Commit:
     schema_json: str | None = None  # the table's schema as Spark's StructType JSON (Delta's own schemaString)
     partition_columns: tuple[str, ...] = ()
     user_metadata: str | None = None  # the commit's userMetadata as written (a refresh record is parsed above)
+
+    def schema(self) -> StructType | None:
+        """The table's schema as Spark reads it (with Delta's field metadata: column mapping's names)."""
+        return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
 
 
 def _table(path: Loc) -> Any:

@@ -8,13 +8,11 @@ from the project.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 
 from ...compile.compiled import bind
 from ...compile.modes import appends
@@ -200,8 +198,8 @@ def _catalog(ctx: RunContext, inputs: tuple[Input, ...]) -> Catalog:
             columns[i.view] = {c.name: c.type for c in ctx.project.sources[i.name].columns if c.type}
         else:
             stored = model_version(ctx, i.name)
-            if stored is not None and stored.schema_json is not None:
-                schema = StructType.fromJson(json.loads(stored.schema_json))
+            schema = stored.schema() if stored is not None else None
+            if schema is not None:
                 columns[i.view] = {f.name: f.dataType.simpleString() for f in schema.fields}
         event = _event_time(ctx.project, i.kind, i.name)
         if event is not None:

@@ -10,7 +10,6 @@ readers see the old version or the new one, never half.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import replace
@@ -107,7 +106,8 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
                 "format", "path", "table", "topic", "options", "columns"})
         else:
             up = model_version(ctx, inp.name)
-            declared[input_key(*key)] = _columns(up.schema_json) if up is not None else None
+            schema = up.schema() if up is not None else None  # columns and types, without Delta's field
+            declared[input_key(*key)] = schema.simpleString() if schema is not None else None  # metadata
             if up is None:
                 snapshots[key] = None
                 continue
@@ -124,11 +124,6 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
     return RefreshInputs(plan, config, views, snapshots, record, tables, versions,
                          has_state=record is not None and record.states is not None and plan.state is not None,
                          files_now=len(commit.files) if commit is not None else 0, keyed=bool(keys))
-
-
-def _columns(schema_json: str | None) -> str | None:
-    """A table's columns and types, without Delta's field metadata (column mapping's physical names)."""
-    return StructType.fromJson(json.loads(schema_json)).simpleString() if schema_json else None
 
 
 def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: int,
@@ -318,6 +313,7 @@ def _upsert(ctx: RunContext, model: Model, df: DataFrame, key: TableKey,
 
 
 def _schema(current: Commit) -> StructType:
-    """The stored table's schema, as its Delta log records it."""
-    assert current.schema_json is not None
-    return StructType.fromJson(json.loads(current.schema_json))
+    """The stored table's schema, as its Delta log records it (the caller checked it has one)."""
+    schema = current.schema()
+    assert schema is not None
+    return schema
