@@ -64,21 +64,20 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     from .dagster_exec import execute, report_failures, shared_session
 
     tags = {meta.COMMAND_TAG: "backfill"}
-    if full_refresh:
-        tags[meta.FULL_REFRESH_TAG] = ",".join(partitioned)
+    reset = partitioned if full_refresh else []
     one_run = not per_partition and pb.backfill == "single_run"
     label = f"{keys[0]}..{keys[-1]}" if len(keys) > 1 else keys[0]
     if one_run or len(keys) == 1:
         what = f"Backfilling {len(keys)} partition(s) {label} of {', '.join(partitioned)} in one run"
         part = {PARTITION: keys[0]} if len(keys) == 1 else {RANGE_START: keys[0], RANGE_END: keys[-1]}
-        outcomes = [execute(loaded, env, partitioned, {**tags, **part}, what)]
+        outcomes = [execute(loaded, env, partitioned, {**tags, **part}, what, full_refresh=reset)]
     else:
         outcomes = []
         with shared_session():  # one Spark session for all the runs
             for i, key in enumerate(keys, 1):
                 what = f"Partition {key} ({i}/{len(keys)}) of {', '.join(partitioned)}"
-                outcomes.append(execute(loaded, env, partitioned, {**tags, PARTITION: key}, what))
-                tags.pop(meta.FULL_REFRESH_TAG, None)  # only the first run starts over
+                outcomes.append(execute(loaded, env, partitioned, {**tags, PARTITION: key}, what,
+                                        full_refresh=reset if i == 1 else None))  # only the first starts over
     bad = [o for o in outcomes if not o.success]
     if bad:
         for o in bad:

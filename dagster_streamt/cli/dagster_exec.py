@@ -61,10 +61,19 @@ def model_keys_or_exit(location: Any, names: list[str]) -> list[Any]:
     return [location.keys.model(n) for n in names]
 
 
+def _run_config(full_refresh: list[str] | None) -> dict[str, Any]:
+    config: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    if full_refresh:
+        config["resources"] = {"run_options": {"config": {"full_refresh": sorted(full_refresh)}}}
+    return config
+
+
 def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapping[str, str],
-            title: str, *, checks: list[Any] | None = None, quiet: bool = False) -> Outcome:
+            title: str, *, checks: list[Any] | None = None, quiet: bool = False,
+            full_refresh: list[str] | None = None) -> Outcome:
     """One Dagster run of the models ``names`` (with their checks), or, given ``checks`` (check
-    keys) and no names, of those checks only; ``tags`` may carry a partition or a partition range.
+    keys) and no names, of those checks only; ``tags`` may carry a partition or a partition range;
+    ``full_refresh``: models that start over (the ``run_options`` resource's run config).
     ``quiet``: progress goes to stderr (stdout is kept for a JSON answer)."""
     import dagster as dg
 
@@ -117,7 +126,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         with instance, live_line(enabled=not quiet and checks is None) as live:
             result = job.execute_in_process(
                 instance=instance, asset_selection=keys, tags=dict(tags), raise_on_error=False,
-                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
+                run_config=_run_config(full_refresh))
             lineage_note = _emit_lineage(loaded, location.keys, instance, result.run_id)
     finally:
         unsubscribe()

@@ -28,11 +28,9 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
         prestart(loaded.project)
     from .dagster_exec import execute, report_failures
 
-    tags = {meta.COMMAND_TAG: "run"}
-    reset = [r for r in refresh if r in names]
-    if reset:
-        tags[meta.FULL_REFRESH_TAG] = ",".join(reset)
-    outcome = execute(loaded, env, names, tags, f"Running {len(names)} model(s) on Spark through Dagster")
+    outcome = execute(loaded, env, names, {meta.COMMAND_TAG: "run"},
+                      f"Running {len(names)} model(s) on Spark through Dagster",
+                      full_refresh=[r for r in refresh if r in names])
     if not outcome.success:
         report_failures(outcome)
     return outcome.success

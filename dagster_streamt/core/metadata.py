@@ -15,6 +15,5 @@ RESULT = "streamt/result"  # TestResult.compact(): what OpenLineage needs to reb
 
 # run tags
 COMMAND_TAG = "streamt/command"  # run | backfill | test
-FULL_REFRESH_TAG = "streamt/full_refresh"  # comma-separated stream models to reset first
 SOURCE_TAG = "streamt/source"  # the source whose new files started a sensor run
 NEW_FILES_TAG = "streamt/new_files"  # how many new files it saw

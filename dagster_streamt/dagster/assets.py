@@ -21,7 +21,7 @@ from .checks import check_result, check_spec, report_check, tests_by_target
 from .key_map import KeyMap
 from .partitions import backfill_policy, partitions_def, scope_of
 from .progress import emit
-from .resources import SparkResource
+from .resources import RunOptions, SparkResource
 from .test_alerts import send_test_alerts
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
 
     @dg.multi_asset(name=name or f"{loaded.project.ident}_models", specs=list(specs.values()),
                     check_specs=check_specs, can_subset=True, partitions_def=pdef, backfill_policy=policy)
-    def models(context: AssetExecutionContext, spark: SparkResource) -> Iterator[Any]:
+    def models(context: AssetExecutionContext, spark: SparkResource, run_options: RunOptions) -> Iterator[Any]:
         from ..checks.execute import execute_test
         from ..spark.runner import run_models
 
@@ -110,13 +110,13 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                         run.block(model, f"blocking test {test.name} on {model} failed")
                 yield check
 
+        refresh = run_options.models(loaded.project)  # a typo fails here, before Spark starts
         with spark.session(loaded.project) as session:
             if not selected:  # check-only execution: test what is stored now
                 for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):
                     yield from run_checks(session, model)
                 return
             plan = graph.run_plan(selected)
-            refresh = {m for m in (context.run.tags.get(meta.FULL_REFRESH_TAG) or "").split(",") if m}
             failed: list[str] = []
             scope = scope_of(context, partitioning) if partitioning is not None else None
             if scope is not None:

@@ -22,7 +22,7 @@ from .key_map import KeyMap
 from .lineage_sensor import build_lineage_sensor
 from .new_data_sensor import build_new_data_sensors
 from .partitions import group_key
-from .resources import SparkResource, as_spark_resource
+from .resources import RunOptions, SparkResource, as_spark_resource
 from .schedules import build_schedules
 from .specs import exposure_specs, model_specs, source_specs
 from .translator import StreamtTranslator
@@ -72,7 +72,7 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
         >>> sorted(k.to_user_string() for k in defs.resolve_all_asset_keys())[:4]
         ['customer_orders', 'daily_revenue', 'exposures/billing_service', 'exposures/ops_dashboard']
         >>> sorted(defs.resources)
-        ['spark']
+        ['run_options', 'spark']
     """
     loaded = loaded or load(project_dir, env)
     if loaded.errors:
@@ -95,7 +95,7 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
                           sensors=[build_lineage_sensor(loaded, keys), build_failure_sensor(loaded, keys),
                                    *build_new_data_sensors(loaded, keys, sources),
                                    *build_kafka_sensors(loaded, keys, sources)],
-                          resources={"spark": resource}, metadata=keys.as_metadata())
+                          resources={"spark": resource, "run_options": RunOptions()}, metadata=keys.as_metadata())
 
 
 def selected_models(loaded: LoadedProject, select_: str | None, exclude: str | None) -> set[str]:

@@ -39,6 +39,45 @@ def _conf_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+class RunOptions(dg.ConfigurableResource):
+    """What one run does besides bringing the selected models up to date, as typed run config (bound as
+    ``run_options``), so the launchpad validates it and shows it: a typo is an error, not a tag ignored.
+
+    Run config, not a tag: a tag is an untyped string every reader splits by hand; and run config, not
+    op config: a selection may span several model ops (one per partitioning), while resource config is
+    one entry whatever the selection.
+
+    Attributes:
+        full_refresh: Models that start over: a stream's checkpoint and output, a table's stored
+            data and refresh record (``streamt run --full-refresh SEL`` sets it).
+
+    Examples:
+        In the launchpad, ``resources: {run_options: {config: {full_refresh: [orders_clean]}}}``;
+        in Python:
+
+        >>> from dagster_streamt import load
+        >>> from dagster_streamt.dagster.resources import RunOptions
+        >>> sorted(RunOptions(full_refresh=["orders_clean"]).models(load("project").project))
+        ['orders_clean']
+    """
+
+    full_refresh: list[str] = Field(default_factory=list, description=(
+        "Models to start over in this run: a stream's checkpoint and output, a table's data "
+        "(what `streamt run --full-refresh SEL` sets)."))
+
+    def models(self, project: Any) -> frozenset[str]:
+        """The models to start over, checked against ``project``: an unknown name fails the run with
+        a did-you-mean rather than running without the refresh the user asked for."""
+        from ..spec.suggest import did_you_mean
+
+        unknown = sorted(set(self.full_refresh) - set(project.models))
+        if unknown:
+            hints = "; ".join(f"{u!r}: {did_you_mean(u, project.models) or 'no such model'}" for u in unknown)
+            raise dg.Failure(f"run config resources.run_options.config.full_refresh names no model of project "
+                             f"{project.name!r} ({hints})")
+        return frozenset(self.full_refresh)
+
+
 class SparkResource(dg.ConfigurableResource):
     """Gives the run its Spark session: embedded local (default), Spark Connect, or a cluster.
 

@@ -85,3 +85,20 @@ def test_invalid_project_fails_the_code_location_with_every_error(tmp_path: Path
     with pytest.raises(ProjectError) as exc:
         build_definitions(tmp_path)
     assert [d.code for d in exc.value.diagnostics if d.is_error] == ["REF001", "REF001"]
+
+
+def test_full_refresh_is_typed_run_config(defs: dg.Definitions) -> None:
+    """Full refresh travels as the ``run_options`` resource's config: the launchpad shows its schema, a
+    selection spanning several model ops takes one entry, and a misspelt model fails the run (before
+    Spark starts) with a did-you-mean instead of running without the refresh asked for."""
+    job = defs.resolve_implicit_global_asset_job_def()
+    resources = job.run_config_schema.config_type.fields["resources"].config_type.fields
+    assert "full_refresh" in resources["run_options"].config_type.fields["config"].config_type.fields
+    config = {"resources": {"run_options": {"config": {"full_refresh": ["orders_clen", "nothing_like_it"]}}}}
+    result = job.execute_in_process(run_config=config, asset_selection=[dg.AssetKey(["orders_clean"])], raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = failure.step_failure_data.error.message if failure.step_failure_data.error else ""
+    assert "resources.run_options.config.full_refresh" in message
+    assert "'orders_clen': did you mean \"orders_clean\"?" in message
+    assert "'nothing_like_it': no such model" in message

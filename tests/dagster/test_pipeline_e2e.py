@@ -221,3 +221,11 @@ def test_streamt_run_cli_records_the_run_in_the_project_instance(shop: Path, tmp
     diff = json.loads(cli("lineage", "--observed", str(extra), "--format", "json"))
     assert diff["observed_only"] == [["external:postgres://crm:5432/crm.public.vip_list", "model.customer_orders"]]
     assert diff["bad_lines"] == [2]
+    # --full-refresh travels as the run's typed config (the launchpad shows it), and the table starts over
+    again = streamt_here("run", "-p", str(copy), "-s", "customer_orders", "--full-refresh", "customer_orders")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "(rebuilt: full refresh requested)" in again.stdout, again.stdout
+    with dg.DagsterInstance.from_config(str(copy / ".streamt" / "dagster")) as instance:
+        last = instance.get_runs(limit=1)[0]
+        assert last.run_config["resources"] == {"run_options": {"config": {"full_refresh": ["customer_orders"]}}}
+        assert not any("full_refresh" in tag for tag in last.tags)
