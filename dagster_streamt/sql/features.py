@@ -81,7 +81,7 @@ def _joins(tree: exp.Expr) -> tuple[str, ...]:
         joins = select.args.get("joins") or []
         if not joins:
             continue
-        tables = [select.args.get("from"), *joins]
+        tables = [select.args.get("from_"), *joins]  # sqlglot names the FROM clause `from_`
         if any(t is not None and t.find(exp.Version) is not None for t in tables):
             kinds.add("temporal join")
         conditions = [j.args.get("on") for j in joins] + [select.args.get("where")]

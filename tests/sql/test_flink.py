@@ -82,6 +82,8 @@ def test_temporal_join_reads_the_current_version() -> None:
     assert tr.static_tables == ("rates",) and "current version of rates" in tr.notes[0]
     assert lineage(sql) == {"id": {"orders.id IDENTITY"}, "rate": {"rates.rate IDENTITY"}}
     assert analyze(parse_query(sql).tree).joins == ("temporal join",)
+    versioned_first = "SELECT o.id FROM rates FOR SYSTEM_TIME AS OF o.ts AS r JOIN orders AS o ON o.cur = r.cur"
+    assert analyze(parse_query(versioned_first).tree).joins == ("temporal join",)  # the FROM side counts too
 
 
 def test_interval_join_runs_as_written_with_watermarked_time_columns() -> None:
