@@ -26,7 +26,7 @@ from .spec.loader import load_project, project_files
 CACHE_FILE = "target/.streamt-cache.pickle"
 PARSE_CACHE_FILE = "target/.streamt-parse-cache.pickle"  # SQL hash -> parse summary, survives edits
 GRAPH_CACHE_FILE = "target/.streamt-graph.pickle"  # just the graph of a valid project: lineage answers fast
-_CACHE_VERSION = 9  # 9: the project keeps each model's render (Project.derived)
+_CACHE_VERSION = 10  # 10: a temporal join on the FROM side is recognised (features kept in Project.derived)
 
 
 def _code_stamp() -> str:
