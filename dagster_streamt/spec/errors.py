@@ -156,21 +156,10 @@ class Diagnostics:
         self._items: list[Diagnostic] = []
         self._seen: set[Diagnostic] = set()
 
-    def add(
-        self,
-        code: str,
-        message: str,
-        *,
-        file: str = "",
-        line: int = 0,
-        hint: str = "",
-        severity: Severity = Severity.ERROR,
-    ) -> None:
+    def add(self, code: str, message: str, *, file: str = "", line: int = 0, hint: str = "",
+            severity: Severity = Severity.ERROR) -> None:
         assert code in CODES, code
-        diag = Diagnostic(file=file, line=line, code=code, message=message, hint=hint, severity=severity)
-        if diag not in self._seen:
-            self._seen.add(diag)
-            self._items.append(diag)
+        self.extend([Diagnostic(file=file, line=line, code=code, message=message, hint=hint, severity=severity)])
 
     def extend(self, other: Diagnostics | list[Diagnostic]) -> None:
         items = other.items if isinstance(other, Diagnostics) else other

@@ -20,6 +20,7 @@ from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
 from .errors import Diagnostics, Severity
 from .governance import EnvironmentInfo, Safety
 from .models import (
+    KIND_OF_SECTION,
     LEGACY_MATERIALIZATIONS,
     SECTION_MODELS,
     Defaults,
@@ -43,8 +44,6 @@ API_VERSIONS = ("streamt.dev/v1alpha1",)
 ENV_KEYS = ("runtime", "defaults", "rules", "vars")
 ENV_FILE_KEYS = (*ENV_KEYS, "environment", "safety")  # streamt's environment header and deploy guards
 MATERIALIZATIONS = ("table", "view", "stream", "sink")
-KIND_OF_SECTION = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
-                   "schedules": "schedule"}
 
 
 def find_root_file(project_dir: Path) -> Path | None:
