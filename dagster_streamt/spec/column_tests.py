@@ -11,8 +11,7 @@ from .project import EntityLocation
 from .source import Source
 
 # the parameter that names the column, for assertions that do not take `column:`
-_LIST_PARAM = {"not_null": "columns", "unique": "columns"}
-_KEY_PARAM = {"unique_key": "key"}
+_COLUMN_PARAM = {"not_null": "columns", "unique": "columns", "unique_key": "key"}
 
 
 def _assertion(entry: Any, column: str) -> dict[str, Any]:
@@ -22,12 +21,8 @@ def _assertion(entry: Any, column: str) -> dict[str, Any]:
     else:
         (name, params), = entry.items()
         params = dict(params or {})
-    if name in _LIST_PARAM:
-        params.setdefault(_LIST_PARAM[name], [column])
-    elif name in _KEY_PARAM:
-        params.setdefault(_KEY_PARAM[name], column)
-    else:
-        params.setdefault("column", column)
+    param = _COLUMN_PARAM.get(name, "column")
+    params.setdefault(param, [column] if param == "columns" else column)
     return {name: params}
 
 

@@ -8,6 +8,7 @@ here. A missing ``${VAR}`` inside a note key is only a note too: nothing on Spar
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -161,10 +162,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
                                      "API v2 trigger"),
     _n("tests[].on_failure.actions[].pause", _PAUSE),
     _n("tests[].on_failure[].pause", _PAUSE),
-    _n("tests[].on_failure.actions[].dlq",
-       _DLQ),
-    _n("tests[].on_failure[].dlq",
-       _DLQ),
+    _n("tests[].on_failure.actions[].dlq", _DLQ),
+    _n("tests[].on_failure[].dlq", _DLQ),
     _m("tests[].sample_size", "how many rows a sample test reads"),
     _n("tests[].timeout", "sample tests read stored data and never wait for messages"),
     _n("tests[].flink_cluster", "tests run as Spark queries and Dagster asset checks"),
@@ -189,15 +188,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
 NOTE_KEYS: tuple[KeyMeaning, ...] = tuple(k for k in STREAMT_KEYS if k.effect == "note")
 
 
-def key_path(path: tuple[str | int, ...]) -> tuple[str, ...]:
-    """A YAML path as pattern parts: list indexes become ``[]``."""
-    return tuple("[]" if isinstance(p, int) else str(p) for p in path)
-
-
 def _matches(parts: tuple[str, ...], path: tuple[str, ...]) -> bool:
-    if len(path) < len(parts):
-        return False
-    return all(p in ("*", q) for p, q in zip(parts, path, strict=False))
+    return len(path) >= len(parts) and all(p in ("*", q) for p, q in zip(parts, path, strict=False))
 
 
 def note_for(path: tuple[str | int, ...]) -> KeyMeaning | None:
@@ -205,32 +197,26 @@ def note_for(path: tuple[str | int, ...]) -> KeyMeaning | None:
 
     A mapped entry below a note (``advanced.flink.parallelism`` under ``advanced.flink``) wins.
     """
-    return _note_for_parts(key_path(path))
+    return _note_for_parts(tuple("[]" if isinstance(p, int) else str(p) for p in path))  # list indexes: `[]`
 
 
 @lru_cache(maxsize=8192)
 def _note_for_parts(kp: tuple[str, ...]) -> KeyMeaning | None:
     """Cached by pattern path: a project repeats the same few hundred paths (``models.[].columns.[].name``)
     for every entity, and the scan over the table is the cost."""
-    best: KeyMeaning | None = None
-    for k in STREAMT_KEYS:
-        if _matches(k.parts, kp) and (best is None or len(k.parts) > len(best.parts)):
-            best = k
+    best = max((k for k in STREAMT_KEYS if _matches(k.parts, kp)), key=lambda k: len(k.parts), default=None)
     return best if best is not None and best.effect == "note" else None
 
 
-def walk_keys(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+def walk_keys(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
     """Every key path present in a YAML value (mappings and lists)."""
-    out: list[tuple[str | int, ...]] = []
     if isinstance(value, dict):
         for k, v in value.items():
-            p = (*path, k)
-            out.append(p)
-            out.extend(walk_keys(v, p))
+            yield (*path, k)
+            yield from walk_keys(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            out.extend(walk_keys(v, (*path, i)))
-    return out
+            yield from walk_keys(v, (*path, i))
 
 
 def markdown_table() -> str:

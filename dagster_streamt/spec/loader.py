@@ -47,10 +47,7 @@ MATERIALIZATIONS = ("table", "view", "stream", "sink")
 
 
 def find_root_file(project_dir: Path) -> Path | None:
-    for name in ROOT_FILES:
-        if (project_dir / name).is_file():
-            return project_dir / name
-    return None
+    return next((project_dir / name for name in ROOT_FILES if (project_dir / name).is_file()), None)
 
 
 def project_files(project_dir: Path) -> list[Path]:
@@ -427,10 +424,7 @@ def _test_on_source(raw: dict[str, Any], typed: dict[str, dict[str, Any]]) -> di
 
 def _deep_merge(base: Any, over: Any) -> Any:
     if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = _deep_merge(base.get(k), v)
-        return out
+        return {**base, **{k: _deep_merge(base.get(k), v) for k, v in over.items()}}
     return over
 
 

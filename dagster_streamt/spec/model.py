@@ -337,14 +337,11 @@ class Model(Strict):
     @property
     def sink_config(self) -> SinkConfig | None:
         """``sink:``, ``connector:``, ``advanced.connector`` or ``advanced.sink``, whichever is written."""
-        if self.sink is not None:
-            return self.sink
-        if self.advanced.sink is not None:
-            return self.advanced.sink
+        sink = self.sink or self.advanced.sink
         conn = self.connector or self.advanced.connector
-        if conn is not None:
+        if sink is None and conn is not None:
             return SinkConfig(connector=conn.type, config=conn.config, tasks_max=conn.tasks_max)
-        return None
+        return sink
 
     @property
     def is_virtual_topic(self) -> bool:
@@ -382,9 +379,7 @@ class Model(Strict):
         sink = self.sink_config
         if sink is not None and sink.key:
             return list(sink.key)
-        if self.key is None:
-            return []
-        return [self.key] if isinstance(self.key, str) else list(self.key)
+        return [self.key] if isinstance(self.key, str) else list(self.key or [])
 
     @property
     def access_level(self) -> str | None:

@@ -136,6 +136,9 @@ def _avro_type(t: Any) -> str:
 
 
 # -- JSON Schema ----------------------------------------------------------------------------------
+_JSON_SCALARS = {"integer": "bigint", "number": "double", "boolean": "boolean"}
+
+
 def _json_type(node: dict[str, Any]) -> str:
     kind = node.get("type", "string")
     if isinstance(kind, list):
@@ -144,12 +147,8 @@ def _json_type(node: dict[str, Any]) -> str:
     fmt = node.get("format")
     if kind == "string":
         return {"date-time": "timestamp", "date": "date"}.get(str(fmt), "string")
-    if kind == "integer":
-        return "bigint"
-    if kind == "number":
-        return "double"
-    if kind == "boolean":
-        return "boolean"
+    if kind in _JSON_SCALARS:
+        return _JSON_SCALARS[kind]
     if kind == "array":
         return f"array<{_json_type(node.get('items') or {})}>"
     if kind == "object":

@@ -166,13 +166,7 @@ class Source(Strict):
 
     @property
     def resolved_format(self) -> str:
-        if self.format:
-            return self.format
-        if self.topic:
-            return "kafka"
-        if self.table:
-            return "table"
-        return "unset"
+        return self.format or ("kafka" if self.topic else "table" if self.table else "unset")
 
     @property
     def watermark_delay(self) -> str | None:
