@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Literal
 
 Effect = Literal["mapped", "note"]
@@ -18,8 +18,8 @@ Effect = Literal["mapped", "note"]
 
 @dataclass(frozen=True)
 class KeyMeaning:
-    pattern: str  # dotted key path; `[]` marks list items, `*` any map key
     effect: Effect
+    pattern: str  # dotted key path; `[]` marks list items, `*` any map key
     text: str
 
     @property
@@ -27,12 +27,8 @@ class KeyMeaning:
         return tuple(self.pattern.replace("[]", ".[]").split("."))
 
 
-def _m(pattern: str, text: str) -> KeyMeaning:
-    return KeyMeaning(pattern, "mapped", text)
-
-
-def _n(pattern: str, text: str) -> KeyMeaning:
-    return KeyMeaning(pattern, "note", text)
+_m = partial(KeyMeaning, "mapped")  # _m(pattern, text): a key with a Spark or Dagster meaning
+_n = partial(KeyMeaning, "note")  # _n(pattern, text): kept for compatibility, no effect on Spark
 
 
 _TOPICS = ("a model topic the broker lacks is created with these partitions, replication (at most the brokers "

@@ -5,7 +5,7 @@ Codes are stable so users can grep for them and CI can match on them; never renu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 
@@ -139,14 +139,7 @@ class Diagnostic:
         return text
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "code": self.code,
-            "file": self.file,
-            "hint": self.hint,
-            "line": self.line,
-            "message": self.message,
-            "severity": self.severity.value,
-        }
+        return {**asdict(self), "severity": self.severity.value}
 
 
 class Diagnostics:

@@ -156,11 +156,9 @@ class _Loader:
         self._collect(root_data, root_lm, entities)
         for path in project_files(self.root)[1:]:
             got = self.read(path)
-            if got is None:
+            if got is None or got[0] is None:
                 continue
             data, lm = got
-            if data is None:
-                continue
             if not isinstance(data, dict):
                 self.diags.add("STR002", "an entity file must be a mapping with sources:/models:/tests:/exposures:",
                                file=lm.file, line=1, hint="put entries under a `models:` (or other) list")
@@ -168,19 +166,14 @@ class _Loader:
             self._unknown_keys(data, SECTIONS, lm, (), where="an entity file")
             self._collect(data, lm, entities)
 
-        settings = self._settings(root_data, root_lm, overlay_lm)
-        if settings is None:
-            variables: dict[str, Any] = {}
-            info, runtime, defaults, rules = ProjectInfo(name="unnamed"), Runtime(), Defaults(), Rules()
-        else:
-            info, runtime, defaults, rules, variables = settings
+        info, runtime, defaults, rules, variables = self._settings(root_data, root_lm, overlay_lm)
 
         typed: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
         locations: dict[tuple[str, str], EntityLocation] = {}
         for section in SECTIONS:
             kind = KIND_OF_SECTION[section]
             if section == "tests":
-                entities["tests"].extend(self._column_tests(typed, locations))
+                entities["tests"].extend(column_tests(typed, locations))
             for raw, loc in entities[section]:
                 raw = self._interpolate(raw, loc, section)
                 if section == "tests":
@@ -237,14 +230,6 @@ class _Loader:
             self.diags.add("STR012", f"{KIND_OF_SECTION[str(loc.base[0])]} {node.name!r}: {message}", file=loc.file,
                            line=loc.line_of(*path), hint="fix the type or the inline schema")
         return node.model_copy(update={"columns": columns}) if columns != node.columns else node
-
-    def _column_tests(self, typed: dict[str, dict[str, Any]], locations: dict[tuple[str, str], EntityLocation]
-                      ) -> list[tuple[dict[str, Any], EntityLocation]]:
-        out: list[tuple[dict[str, Any], EntityLocation]] = []
-        for section, kind in (("sources", "source"), ("models", "model")):
-            for name, node in typed[section].items():
-                out.extend(column_tests(kind, node, locations[(kind, name)]))
-        return out
 
     # -- pieces ----------------------------------------------------------------------------
     def _api_version(self, root_data: dict[str, Any], lm: LineMap) -> None:
@@ -372,7 +357,7 @@ class _Loader:
         return raw
 
     def _settings(self, data: dict[str, Any], lm: LineMap, overlay: LineMap | None) -> tuple[
-            ProjectInfo, Runtime, Defaults, Rules, dict[str, Any]] | None:
+            ProjectInfo, Runtime, Defaults, Rules, dict[str, Any]]:
         env_part: dict[str, Any] = {k: data[k] for k in ("runtime", "defaults", "rules") if k in data}
         env_loc = EntityLocation(lm.file, (), lm)
         env_part = self._interpolate(env_part, env_loc, "settings")
