@@ -303,8 +303,8 @@ class _Loader:
                     self.diags.add("STR030", f"environment variable {name} is not set (used by `{unused.pattern}`, "
                                    "which has no effect on Spark)", file=loc.file, line=line,
                                    severity=Severity.NOTE, hint="nothing to do on Spark; set it for streamt")
-            if path and is_secret_key(path[-1]):
-                self.resolver.mark_secret_value(out)
+            if out and path and is_secret_key(path[-1]):
+                self.resolver.secrets.add(out)
             return out
 
         return walk_strings(raw, (), fn)
