@@ -35,7 +35,6 @@ _TOPICS = ("a model topic the broker lacks is created with these partitions, rep
            "there, with a warning) and configs before the model first writes it; `rules.topics` checks them")
 _TASKS = "Spark parallelism comes from the data's partitions, not Connect tasks"
 _TOPIC_NAME = "the Kafka topic (or local topic folder) the model also writes to"
-_INTERVAL = "the micro-batch interval of `streamt run --continuous`"
 _ROCKSDB = "`rocksdb` selects Spark's RocksDB state store for this model"
 _NO_REGISTRY = "schemas are not fetched from a registry (give `definition` or typed `columns`)"
 _WRITER = "the sink's writer (see the connector table)"
@@ -127,9 +126,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("models[].advanced.flink.parallelism", "`spark.sql.shuffle.partitions` for this model"),
     _m("models[].advanced.flink.state_backend", _ROCKSDB),
     _m("models[].advanced.flink.state.backend", _ROCKSDB),
-    _m("models[].advanced.flink.checkpoint_interval_ms", _INTERVAL),
-    _m("models[].advanced.flink.checkpoint_interval", _INTERVAL),
-    _m("models[].advanced.flink.checkpoint.interval_ms", _INTERVAL),
+    *(_m(f"models[].advanced.flink.{key}", "the micro-batch interval of `streamt run --continuous`")
+      for key in ("checkpoint_interval_ms", "checkpoint_interval", "checkpoint.interval_ms")),
     _n("models[].advanced.flink",
        "Flink job tuning (checkpoint timeouts, state TTL, restart, resources, savepoints) has no Spark "
        "counterpart here: Spark checkpoints every micro-batch, and state is bounded by watermarks"),
@@ -147,9 +145,7 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("models[].advanced.access", "as `access`: Dagster metadata"),
     _m("models[].advanced.connector", _WRITER),
     _m("models[].advanced.sink", _WRITER),
-    _n("models[].connector.tasks_max", _TASKS),
-    _n("models[].advanced.connector.tasks_max", _TASKS),
-    _n("models[].sink.tasks_max", _TASKS),
+    *(_n(f"models[].{block}.tasks_max", _TASKS) for block in ("connector", "advanced.connector", "sink")),
     # tests
     _m("tests[].model", "the model (or source) the asset check runs on"),
     _m("tests[].type", "`schema` checks declared columns before any run; `sample` and `continuous` run on Spark"),
@@ -168,13 +164,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("exposures[].produces", "Dagster asset dependencies: the producer is upstream of its sources"),
     _m("exposures[].sla", "Dagster metadata; `rules.exposures` checks it"),
     _m("exposures[].contacts", "Dagster metadata; `rules.exposures.require_contacts` checks it"),
-    _m("exposures[].consumer_group", "Dagster metadata"),
-    _m("exposures[].contracts", "Dagster metadata"),
-    _m("exposures[].access", "Dagster metadata"),
-    _m("exposures[].freshness", "Dagster metadata"),
-    _m("exposures[].schedule", "Dagster metadata"),
-    _m("exposures[].data_requirements", "Dagster metadata"),
-    _m("exposures[].access_justification", "Dagster metadata"),
+    *(_m(f"exposures[].{key}", "Dagster metadata") for key in (
+        "consumer_group", "contracts", "access", "freshness", "schedule", "data_requirements", "access_justification")),
     # environments
     _n("environment", "environment files are merged over the project; the name, description and "
                       "`protected` flag are kept for streamt's `apply`, which dagster-streamt does not have"),

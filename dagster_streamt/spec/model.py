@@ -9,9 +9,9 @@ question and never looks at the alternatives.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from .base import IsoText, Name, OneOf, Options, Strict
 from .contract import ModelContract, Ownership
@@ -200,13 +200,8 @@ class PartitionedBy(Strict):
     start: IsoText | None = None
     end: IsoText | None = None
     timezone: str = "UTC"
-    values: list[str] | None = None
+    values: list[Annotated[str, BeforeValidator(str)]] | None = None  # YAML's 2026 or true as text
     backfill: Literal["single_run", "per_partition"] = "single_run"
-
-    @field_validator("values", mode="before")
-    @classmethod
-    def _stringify_values(cls, v: Any) -> Any:
-        return [str(x) for x in v] if isinstance(v, list) else v
 
     @model_validator(mode="after")
     def _kind(self) -> PartitionedBy:

@@ -84,9 +84,7 @@ def spark_type(declared: str) -> str:
         base, args = param.group(1).strip(), [a.strip() for a in param.group(2).split(",")]
         if base in ("decimal", "numeric", "dec"):
             return f"decimal({args[0]},{args[1] if len(args) > 1 else 0})"
-        if base in ("varchar", "char", "string"):
-            return "string"
-        if base in ("timestamp", "timestamp_ltz", "time", "varbinary", "binary"):
+        if base in ("varchar", "char", "string", "timestamp", "timestamp_ltz", "time", "varbinary", "binary"):
             return _SIMPLE[base]
         if base.startswith("timestamp"):  # TIMESTAMP(3) WITH LOCAL TIME ZONE
             return "timestamp"
