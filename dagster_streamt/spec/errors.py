@@ -146,8 +146,7 @@ class Diagnostics:
     """Accumulates diagnostics; loading never stops at the first problem."""
 
     def __init__(self) -> None:
-        self._items: list[Diagnostic] = []
-        self._seen: set[Diagnostic] = set()
+        self._items: dict[Diagnostic, None] = {}  # an ordered set: a repeated diagnostic is kept once
 
     def add(self, code: str, message: str, *, file: str = "", line: int = 0, hint: str = "",
             severity: Severity = Severity.ERROR) -> None:
@@ -155,11 +154,7 @@ class Diagnostics:
         self.extend([Diagnostic(file=file, line=line, code=code, message=message, hint=hint, severity=severity)])
 
     def extend(self, other: Diagnostics | list[Diagnostic]) -> None:
-        items = other.items if isinstance(other, Diagnostics) else other
-        for d in items:
-            if d not in self._seen:
-                self._seen.add(d)
-                self._items.append(d)
+        self._items.update(dict.fromkeys(other.items if isinstance(other, Diagnostics) else other))
 
     @property
     def items(self) -> list[Diagnostic]:

@@ -19,15 +19,7 @@ from .environments import ENV_DIR, available, check_environment, env_file, resol
 from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
 from .errors import Diagnostics, Severity
 from .governance import EnvironmentInfo, Safety
-from .models import (
-    KIND_OF_SECTION,
-    LEGACY_MATERIALIZATIONS,
-    SECTION_MODELS,
-    Defaults,
-    ProjectInfo,
-    Rules,
-    Runtime,
-)
+from .models import KIND_OF_SECTION, LEGACY_MATERIALIZATIONS, SECTION_MODELS, Defaults, ProjectInfo, Rules, Runtime
 from .names import check_names
 from .project import EntityLocation, Project
 from .schema_types import effective_columns
@@ -52,10 +44,8 @@ def find_root_file(project_dir: Path) -> Path | None:
 
 def project_files(project_dir: Path) -> list[Path]:
     """Root file plus every YAML file under the entity folders, recursively, in sorted order."""
-    files: list[Path] = []
     root = find_root_file(project_dir)
-    if root:
-        files.append(root)
+    files = [root] if root else []
     for d in ENTITY_DIRS:
         base = project_dir / d
         if base.is_dir():

@@ -126,10 +126,8 @@ def _avro_type(t: Any) -> str:
         return f"array<{_avro_type(t['items'])}>"
     if kind == "map":
         return f"map<string,{_avro_type(t['values'])}>"
-    if kind == "enum":
-        return "string"
-    if kind == "fixed":
-        return "binary"
+    if kind in ("enum", "fixed"):  # named types: an enum's symbols are text, a fixed value is bytes
+        return "string" if kind == "enum" else "binary"
     return _avro_type(kind)
 
 

@@ -48,7 +48,7 @@ def _report(diags: Diagnostics, cls: type[BaseModel], raw: Any, err: Any, lm: Li
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else "?"
         model = _model_at(cls, loc[:-1])
-        allowed = _field_names(model) if model else []
+        allowed = sorted((f.alias or n) for n, f in model.model_fields.items()) if model else []
         hint = did_you_mean(key, allowed) or (f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
         diags.add("STR010", f"{what}: unknown key {dotted!r}", file=use.file, line=line, hint=hint)
     elif kind == "missing":
@@ -82,10 +82,6 @@ def _describe(cls: type[BaseModel], raw: Any, base: tuple[str | int, ...]) -> st
     kind = KIND_OF_SECTION.get(str(base[0]), base[0]) if base else cls.__name__
     name = raw.get("name") if isinstance(raw, dict) else None
     return f"{kind} {name!r}" if name else str(kind)
-
-
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return sorted((f.alias or n) for n, f in model.model_fields.items())
 
 
 def _model_at(cls: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
