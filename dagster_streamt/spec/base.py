@@ -7,9 +7,9 @@ through :mod:`.names`, which also reports two names that would collide.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
 NAME_HINT = "names use letters, digits, `_`, `-` and `.`, and start with a letter, digit or `_`"
@@ -21,6 +21,17 @@ def stringify_options(v: Any) -> Any:
     if isinstance(v, dict):
         return {str(k): ("true" if x is True else "false" if x is False else str(x)) for k, x in v.items()}
     return v
+
+
+Options = Annotated[dict[str, str], BeforeValidator(stringify_options)]
+
+
+def _iso(v: Any) -> Any:
+    """YAML reads ``2026-01-01`` as a date; the field keeps the text."""
+    return v.isoformat() if hasattr(v, "isoformat") else v
+
+
+IsoText = Annotated[str, BeforeValidator(_iso)]
 
 
 def _join_list(v: Any) -> Any:
@@ -47,3 +58,15 @@ class Strict(BaseModel):
     """Unknown keys are errors with a did-you-mean hint (streamt dropped them silently)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class OneOf(Strict):
+    """A block that is exactly one of its keys (``{ref: x}`` or ``{source: y}``); ``one_of_error`` says which."""
+
+    one_of_error: ClassVar[str]
+
+    @model_validator(mode="after")
+    def _one(self) -> OneOf:
+        if sum(getattr(self, name) is not None for name in type(self).model_fields) != 1:
+            raise ValueError(self.one_of_error)
+        return self

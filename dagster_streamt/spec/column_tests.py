@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .datatest import Test
-from .model import Model
 from .project import EntityLocation
-from .source import Source
 
 # the parameter that names the column, for assertions that do not take `column:`
-_LIST_PARAM = {"not_null": "columns", "unique": "columns"}
-_KEY_PARAM = {"unique_key": "key"}
+_COLUMN_PARAM = {"not_null": "columns", "unique": "columns", "unique_key": "key"}
 
 
 def _assertion(entry: Any, column: str) -> dict[str, Any]:
@@ -22,33 +18,30 @@ def _assertion(entry: Any, column: str) -> dict[str, Any]:
     else:
         (name, params), = entry.items()
         params = dict(params or {})
-    if name in _LIST_PARAM:
-        params.setdefault(_LIST_PARAM[name], [column])
-    elif name in _KEY_PARAM:
-        params.setdefault(_KEY_PARAM[name], column)
-    else:
-        params.setdefault("column", column)
+    param = _COLUMN_PARAM.get(name, "column")
+    params.setdefault(param, [column] if param == "columns" else column)
     return {name: params}
 
 
-def column_tests(kind: str, node: Source | Model, loc: EntityLocation,
+def column_tests(typed: dict[str, dict[str, Any]], locations: dict[tuple[str, str], EntityLocation]
                  ) -> list[tuple[dict[str, Any], EntityLocation]]:
-    """Raw test entries (validated like any test) for the columns of ``node`` that carry ``tests:``."""
+    """Raw test entries (validated like any test) for the columns of the loaded sources and models
+    (``typed``: section -> name -> object) that carry ``tests:``."""
     out: list[tuple[dict[str, Any], EntityLocation]] = []
-    for i, col in enumerate(node.columns):
-        if not col.tests:
-            continue
-        bad = [e for e in col.tests if not (isinstance(e, str) or (isinstance(e, dict) and len(e) == 1))]
-        raw: dict[str, Any] = {
-            "name": f"{node.name}__{col.name}",
-            kind: node.name,
-            "type": "sample",
-            "description": f"column tests of {kind} {node.name}.{col.name}",
-            "assertions": [e if e in bad else _assertion(e, col.name) for e in col.tests],
-            "column": col.name,
-        }
-        out.append((raw, EntityLocation(loc.file, (*loc.base, "columns", i, "tests"), loc.linemap)))
+    for section, kind in (("sources", "source"), ("models", "model")):
+        for node in typed[section].values():
+            loc = locations[(kind, node.name)]
+            for i, col in enumerate(node.columns):
+                if not col.tests:
+                    continue
+                bad = [e for e in col.tests if not (isinstance(e, str) or (isinstance(e, dict) and len(e) == 1))]
+                raw: dict[str, Any] = {
+                    "name": f"{node.name}__{col.name}",
+                    kind: node.name,
+                    "type": "sample",
+                    "description": f"column tests of {kind} {node.name}.{col.name}",
+                    "assertions": [e if e in bad else _assertion(e, col.name) for e in col.tests],
+                    "column": col.name,
+                }
+                out.append((raw, EntityLocation(loc.file, (*loc.base, "columns", i, "tests"), loc.linemap)))
     return out
-
-
-__all__ = ["Test", "column_tests"]

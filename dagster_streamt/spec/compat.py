@@ -8,8 +8,9 @@ here. A missing ``${VAR}`` inside a note key is only a note too: nothing on Spar
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Literal
 
 Effect = Literal["mapped", "note"]
@@ -17,8 +18,8 @@ Effect = Literal["mapped", "note"]
 
 @dataclass(frozen=True)
 class KeyMeaning:
-    pattern: str  # dotted key path; `[]` marks list items, `*` any map key
     effect: Effect
+    pattern: str  # dotted key path; `[]` marks list items, `*` any map key
     text: str
 
     @property
@@ -26,19 +27,14 @@ class KeyMeaning:
         return tuple(self.pattern.replace("[]", ".[]").split("."))
 
 
-def _m(pattern: str, text: str) -> KeyMeaning:
-    return KeyMeaning(pattern, "mapped", text)
-
-
-def _n(pattern: str, text: str) -> KeyMeaning:
-    return KeyMeaning(pattern, "note", text)
+_m = partial(KeyMeaning, "mapped")  # _m(pattern, text): a key with a Spark or Dagster meaning
+_n = partial(KeyMeaning, "note")  # _n(pattern, text): kept for compatibility, no effect on Spark
 
 
 _TOPICS = ("a model topic the broker lacks is created with these partitions, replication (at most the brokers "
            "there, with a warning) and configs before the model first writes it; `rules.topics` checks them")
 _TASKS = "Spark parallelism comes from the data's partitions, not Connect tasks"
 _TOPIC_NAME = "the Kafka topic (or local topic folder) the model also writes to"
-_INTERVAL = "the micro-batch interval of `streamt run --continuous`"
 _ROCKSDB = "`rocksdb` selects Spark's RocksDB state store for this model"
 _NO_REGISTRY = "schemas are not fetched from a registry (give `definition` or typed `columns`)"
 _WRITER = "the sink's writer (see the connector table)"
@@ -130,9 +126,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("models[].advanced.flink.parallelism", "`spark.sql.shuffle.partitions` for this model"),
     _m("models[].advanced.flink.state_backend", _ROCKSDB),
     _m("models[].advanced.flink.state.backend", _ROCKSDB),
-    _m("models[].advanced.flink.checkpoint_interval_ms", _INTERVAL),
-    _m("models[].advanced.flink.checkpoint_interval", _INTERVAL),
-    _m("models[].advanced.flink.checkpoint.interval_ms", _INTERVAL),
+    *(_m(f"models[].advanced.flink.{key}", "the micro-batch interval of `streamt run --continuous`")
+      for key in ("checkpoint_interval_ms", "checkpoint_interval", "checkpoint.interval_ms")),
     _n("models[].advanced.flink",
        "Flink job tuning (checkpoint timeouts, state TTL, restart, resources, savepoints) has no Spark "
        "counterpart here: Spark checkpoints every micro-batch, and state is bounded by watermarks"),
@@ -150,9 +145,7 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("models[].advanced.access", "as `access`: Dagster metadata"),
     _m("models[].advanced.connector", _WRITER),
     _m("models[].advanced.sink", _WRITER),
-    _n("models[].connector.tasks_max", _TASKS),
-    _n("models[].advanced.connector.tasks_max", _TASKS),
-    _n("models[].sink.tasks_max", _TASKS),
+    *(_n(f"models[].{block}.tasks_max", _TASKS) for block in ("connector", "advanced.connector", "sink")),
     # tests
     _m("tests[].model", "the model (or source) the asset check runs on"),
     _m("tests[].type", "`schema` checks declared columns before any run; `sample` and `continuous` run on Spark"),
@@ -161,10 +154,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
                                      "API v2 trigger"),
     _n("tests[].on_failure.actions[].pause", _PAUSE),
     _n("tests[].on_failure[].pause", _PAUSE),
-    _n("tests[].on_failure.actions[].dlq",
-       _DLQ),
-    _n("tests[].on_failure[].dlq",
-       _DLQ),
+    _n("tests[].on_failure.actions[].dlq", _DLQ),
+    _n("tests[].on_failure[].dlq", _DLQ),
     _m("tests[].sample_size", "how many rows a sample test reads"),
     _n("tests[].timeout", "sample tests read stored data and never wait for messages"),
     _n("tests[].flink_cluster", "tests run as Spark queries and Dagster asset checks"),
@@ -173,13 +164,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
     _m("exposures[].produces", "Dagster asset dependencies: the producer is upstream of its sources"),
     _m("exposures[].sla", "Dagster metadata; `rules.exposures` checks it"),
     _m("exposures[].contacts", "Dagster metadata; `rules.exposures.require_contacts` checks it"),
-    _m("exposures[].consumer_group", "Dagster metadata"),
-    _m("exposures[].contracts", "Dagster metadata"),
-    _m("exposures[].access", "Dagster metadata"),
-    _m("exposures[].freshness", "Dagster metadata"),
-    _m("exposures[].schedule", "Dagster metadata"),
-    _m("exposures[].data_requirements", "Dagster metadata"),
-    _m("exposures[].access_justification", "Dagster metadata"),
+    *(_m(f"exposures[].{key}", "Dagster metadata") for key in (
+        "consumer_group", "contracts", "access", "freshness", "schedule", "data_requirements", "access_justification")),
     # environments
     _n("environment", "environment files are merged over the project; the name, description and "
                       "`protected` flag are kept for streamt's `apply`, which dagster-streamt does not have"),
@@ -189,15 +175,8 @@ STREAMT_KEYS: tuple[KeyMeaning, ...] = (
 NOTE_KEYS: tuple[KeyMeaning, ...] = tuple(k for k in STREAMT_KEYS if k.effect == "note")
 
 
-def key_path(path: tuple[str | int, ...]) -> tuple[str, ...]:
-    """A YAML path as pattern parts: list indexes become ``[]``."""
-    return tuple("[]" if isinstance(p, int) else str(p) for p in path)
-
-
 def _matches(parts: tuple[str, ...], path: tuple[str, ...]) -> bool:
-    if len(path) < len(parts):
-        return False
-    return all(p in ("*", q) for p, q in zip(parts, path, strict=False))
+    return len(path) >= len(parts) and all(p in ("*", q) for p, q in zip(parts, path, strict=False))
 
 
 def note_for(path: tuple[str | int, ...]) -> KeyMeaning | None:
@@ -205,32 +184,26 @@ def note_for(path: tuple[str | int, ...]) -> KeyMeaning | None:
 
     A mapped entry below a note (``advanced.flink.parallelism`` under ``advanced.flink``) wins.
     """
-    return _note_for_parts(key_path(path))
+    return _note_for_parts(tuple("[]" if isinstance(p, int) else str(p) for p in path))  # list indexes: `[]`
 
 
 @lru_cache(maxsize=8192)
 def _note_for_parts(kp: tuple[str, ...]) -> KeyMeaning | None:
     """Cached by pattern path: a project repeats the same few hundred paths (``models.[].columns.[].name``)
     for every entity, and the scan over the table is the cost."""
-    best: KeyMeaning | None = None
-    for k in STREAMT_KEYS:
-        if _matches(k.parts, kp) and (best is None or len(k.parts) > len(best.parts)):
-            best = k
+    best = max((k for k in STREAMT_KEYS if _matches(k.parts, kp)), key=lambda k: len(k.parts), default=None)
     return best if best is not None and best.effect == "note" else None
 
 
-def walk_keys(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+def walk_keys(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
     """Every key path present in a YAML value (mappings and lists)."""
-    out: list[tuple[str | int, ...]] = []
     if isinstance(value, dict):
         for k, v in value.items():
-            p = (*path, k)
-            out.append(p)
-            out.extend(walk_keys(v, p))
+            yield (*path, k)
+            yield from walk_keys(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            out.extend(walk_keys(v, (*path, i)))
-    return out
+            yield from walk_keys(v, (*path, i))
 
 
 def markdown_table() -> str:

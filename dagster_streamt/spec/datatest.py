@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from .base import Name, Strict
+from .base import Name, OneOf, Strict
 
 
 class AlertAction(Strict):
@@ -37,19 +37,14 @@ class DlqAction(Strict):
     include_metadata: bool | None = None
 
 
-class Action(Strict):
+class Action(OneOf):
     """One of ``alert``, ``pause``, ``dlq`` or ``block_deploy``."""
 
+    one_of_error = "an on_failure action is one of `alert:`, `pause:`, `dlq:` or `block_deploy:`"
     alert: AlertAction | None = None
     pause: PauseAction | None = None
     dlq: DlqAction | None = None
     block_deploy: bool | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> Action:
-        if sum(x is not None for x in (self.alert, self.pause, self.dlq, self.block_deploy)) != 1:
-            raise ValueError("an on_failure action is one of `alert:`, `pause:`, `dlq:` or `block_deploy:`")
-        return self
 
 
 class OnFailure(Strict):

@@ -113,10 +113,6 @@ class EnvResolver:
         except TemplateError:
             return text, missing  # left for the SQL compiler, which reports template errors
 
-    def mark_secret_value(self, value: str) -> None:
-        if value:
-            self.secrets.add(value)
-
 
 def walk_strings(
     value: Any, path: tuple[str | int, ...], fn: Callable[[str, tuple[str | int, ...]], str]

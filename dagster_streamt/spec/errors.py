@@ -5,7 +5,7 @@ Codes are stable so users can grep for them and CI can match on them; never renu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 
@@ -139,45 +139,22 @@ class Diagnostic:
         return text
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "code": self.code,
-            "file": self.file,
-            "hint": self.hint,
-            "line": self.line,
-            "message": self.message,
-            "severity": self.severity.value,
-        }
+        return {**asdict(self), "severity": self.severity.value}
 
 
 class Diagnostics:
     """Accumulates diagnostics; loading never stops at the first problem."""
 
     def __init__(self) -> None:
-        self._items: list[Diagnostic] = []
-        self._seen: set[Diagnostic] = set()
+        self._items: dict[Diagnostic, None] = {}  # an ordered set: a repeated diagnostic is kept once
 
-    def add(
-        self,
-        code: str,
-        message: str,
-        *,
-        file: str = "",
-        line: int = 0,
-        hint: str = "",
-        severity: Severity = Severity.ERROR,
-    ) -> None:
+    def add(self, code: str, message: str, *, file: str = "", line: int = 0, hint: str = "",
+            severity: Severity = Severity.ERROR) -> None:
         assert code in CODES, code
-        diag = Diagnostic(file=file, line=line, code=code, message=message, hint=hint, severity=severity)
-        if diag not in self._seen:
-            self._seen.add(diag)
-            self._items.append(diag)
+        self.extend([Diagnostic(file=file, line=line, code=code, message=message, hint=hint, severity=severity)])
 
     def extend(self, other: Diagnostics | list[Diagnostic]) -> None:
-        items = other.items if isinstance(other, Diagnostics) else other
-        for d in items:
-            if d not in self._seen:
-                self._seen.add(d)
-                self._items.append(d)
+        self._items.update(dict.fromkeys(other.items if isinstance(other, Diagnostics) else other))
 
     @property
     def items(self) -> list[Diagnostic]:

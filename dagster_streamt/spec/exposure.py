@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .base import Name, Strict, Text
-from .model import FromRef
+from .model import FromRef, RolePolicy
 from .source import Freshness
 
 NodeRef = FromRef  # ``{ref: model}`` or ``{source: name}``
@@ -41,11 +41,6 @@ class Contract(Strict):
     compatibility: str | None = None
 
 
-class ExposureAccess(Strict):
-    roles: list[str] = Field(default_factory=list)
-    purpose: str | None = None
-
-
 class Contact(Strict):
     name: str | None = None
     email: str | None = None
@@ -70,7 +65,7 @@ class Exposure(Strict):
     consumer_group: str | None = None
     sla: Sla | None = None
     contracts: Contract | None = None
-    access: ExposureAccess | None = None
+    access: RolePolicy | None = None  # the roles that read it, and why
     access_justification: str | None = None  # streamt's scenario tests: why a consumer reads PII
     contacts: list[Contact] = Field(default_factory=list)
     freshness: Freshness | None = None

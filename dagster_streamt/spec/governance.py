@@ -3,9 +3,9 @@ enforces (every rule streamt documents, see :mod:`dagster_streamt.rules`)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from ..core.durations import parse_duration
 from .base import Strict
@@ -55,6 +55,9 @@ def _duration(v: Any) -> Any:
     return v
 
 
+Window = Annotated[str | int | None, AfterValidator(_duration)]
+
+
 class TopicRules(Strict):
     min_partitions: int | None = Field(default=None, ge=1)
     max_partitions: int | None = Field(default=None, ge=1)
@@ -86,13 +89,8 @@ class SourceRules(Strict):
     require_description: bool = False
     require_owner: bool = False
     require_freshness: bool = False
-    max_freshness_warn: str | int | None = None
-    max_freshness_error: str | int | None = None
-
-    @field_validator("max_freshness_warn", "max_freshness_error")
-    @classmethod
-    def _window(cls, v: Any) -> Any:
-        return _duration(v)
+    max_freshness_warn: Window = None
+    max_freshness_error: Window = None
 
 
 class SecurityRules(Strict):

@@ -21,14 +21,18 @@ def _jaas_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _connection(kafka: KafkaRuntime, prefix: str) -> tuple[dict[str, str], str]:
+    """The brokers, security protocol and SASL mechanism both clients name alike (after ``prefix``), and the
+    mechanism: PLAIN when only a user name is given."""
+    mechanism = (kafka.sasl_mechanism or ("PLAIN" if kafka.sasl_username else "")).upper()
+    given = (("bootstrap.servers", kafka.bootstrap_servers), ("security.protocol", kafka.security_protocol),
+             ("sasl.mechanism", mechanism))
+    return {f"{prefix}{key}": value for key, value in given if value}, mechanism
+
+
 def kafka_client_options(kafka: KafkaRuntime, root: Path) -> dict[str, str]:
     """``kafka.*`` options for Spark; PEM files are read relative to the project folder ``root``."""
-    opts = {"kafka.bootstrap.servers": kafka.bootstrap_servers} if kafka.bootstrap_servers else {}
-    if kafka.security_protocol:
-        opts["kafka.security.protocol"] = kafka.security_protocol
-    mechanism = (kafka.sasl_mechanism or ("PLAIN" if kafka.sasl_username else "")).upper()
-    if mechanism:
-        opts["kafka.sasl.mechanism"] = mechanism
+    opts, mechanism = _connection(kafka, "kafka.")
     if kafka.sasl_username is not None and mechanism in _LOGIN:
         opts["kafka.sasl.jaas.config"] = (f"{_LOGIN[mechanism]} required username={_jaas_quote(kafka.sasl_username)} "
                                           f"password={_jaas_quote(kafka.sasl_password or '')};")
@@ -47,12 +51,7 @@ def librdkafka_options(kafka: KafkaRuntime, root: Path) -> dict[str, str]:
     """The same bootstrap and security settings for librdkafka (confluent-kafka, which creates a model's
     topic before Spark writes to it): its own property names, PEM paths it reads itself. ``options:``
     hold Java client properties and stay out: librdkafka refuses any name it does not know."""
-    opts = {"bootstrap.servers": kafka.bootstrap_servers} if kafka.bootstrap_servers else {}
-    if kafka.security_protocol:
-        opts["security.protocol"] = kafka.security_protocol
-    mechanism = (kafka.sasl_mechanism or ("PLAIN" if kafka.sasl_username else "")).upper()
-    if mechanism:
-        opts["sasl.mechanism"] = mechanism
+    opts, _ = _connection(kafka, "")
     if kafka.sasl_username is not None:
         opts["sasl.username"] = kafka.sasl_username
         opts["sasl.password"] = kafka.sasl_password or ""

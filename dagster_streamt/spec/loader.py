@@ -19,14 +19,7 @@ from .environments import ENV_DIR, available, check_environment, env_file, resol
 from .envvars import EnvResolver, is_secret_key, project_dotenv, walk_strings
 from .errors import Diagnostics, Severity
 from .governance import EnvironmentInfo, Safety
-from .models import (
-    LEGACY_MATERIALIZATIONS,
-    SECTION_MODELS,
-    Defaults,
-    ProjectInfo,
-    Rules,
-    Runtime,
-)
+from .models import KIND_OF_SECTION, LEGACY_MATERIALIZATIONS, SECTION_MODELS, Defaults, ProjectInfo, Rules, Runtime
 from .names import check_names
 from .project import EntityLocation, Project
 from .schema_types import effective_columns
@@ -43,23 +36,16 @@ API_VERSIONS = ("streamt.dev/v1alpha1",)
 ENV_KEYS = ("runtime", "defaults", "rules", "vars")
 ENV_FILE_KEYS = (*ENV_KEYS, "environment", "safety")  # streamt's environment header and deploy guards
 MATERIALIZATIONS = ("table", "view", "stream", "sink")
-KIND_OF_SECTION = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
-                   "schedules": "schedule"}
 
 
 def find_root_file(project_dir: Path) -> Path | None:
-    for name in ROOT_FILES:
-        if (project_dir / name).is_file():
-            return project_dir / name
-    return None
+    return next((project_dir / name for name in ROOT_FILES if (project_dir / name).is_file()), None)
 
 
 def project_files(project_dir: Path) -> list[Path]:
     """Root file plus every YAML file under the entity folders, recursively, in sorted order."""
-    files: list[Path] = []
     root = find_root_file(project_dir)
-    if root:
-        files.append(root)
+    files = [root] if root else []
     for d in ENTITY_DIRS:
         base = project_dir / d
         if base.is_dir():
@@ -160,11 +146,9 @@ class _Loader:
         self._collect(root_data, root_lm, entities)
         for path in project_files(self.root)[1:]:
             got = self.read(path)
-            if got is None:
+            if got is None or got[0] is None:
                 continue
             data, lm = got
-            if data is None:
-                continue
             if not isinstance(data, dict):
                 self.diags.add("STR002", "an entity file must be a mapping with sources:/models:/tests:/exposures:",
                                file=lm.file, line=1, hint="put entries under a `models:` (or other) list")
@@ -172,19 +156,14 @@ class _Loader:
             self._unknown_keys(data, SECTIONS, lm, (), where="an entity file")
             self._collect(data, lm, entities)
 
-        settings = self._settings(root_data, root_lm, overlay_lm)
-        if settings is None:
-            variables: dict[str, Any] = {}
-            info, runtime, defaults, rules = ProjectInfo(name="unnamed"), Runtime(), Defaults(), Rules()
-        else:
-            info, runtime, defaults, rules, variables = settings
+        info, runtime, defaults, rules, variables = self._settings(root_data, root_lm, overlay_lm)
 
         typed: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
         locations: dict[tuple[str, str], EntityLocation] = {}
         for section in SECTIONS:
             kind = KIND_OF_SECTION[section]
             if section == "tests":
-                entities["tests"].extend(self._column_tests(typed, locations))
+                entities["tests"].extend(column_tests(typed, locations))
             for raw, loc in entities[section]:
                 raw = self._interpolate(raw, loc, section)
                 if section == "tests":
@@ -241,14 +220,6 @@ class _Loader:
             self.diags.add("STR012", f"{KIND_OF_SECTION[str(loc.base[0])]} {node.name!r}: {message}", file=loc.file,
                            line=loc.line_of(*path), hint="fix the type or the inline schema")
         return node.model_copy(update={"columns": columns}) if columns != node.columns else node
-
-    def _column_tests(self, typed: dict[str, dict[str, Any]], locations: dict[tuple[str, str], EntityLocation]
-                      ) -> list[tuple[dict[str, Any], EntityLocation]]:
-        out: list[tuple[dict[str, Any], EntityLocation]] = []
-        for section, kind in (("sources", "source"), ("models", "model")):
-            for name, node in typed[section].items():
-                out.extend(column_tests(kind, node, locations[(kind, name)]))
-        return out
 
     # -- pieces ----------------------------------------------------------------------------
     def _api_version(self, root_data: dict[str, Any], lm: LineMap) -> None:
@@ -322,8 +293,8 @@ class _Loader:
                     self.diags.add("STR030", f"environment variable {name} is not set (used by `{unused.pattern}`, "
                                    "which has no effect on Spark)", file=loc.file, line=line,
                                    severity=Severity.NOTE, hint="nothing to do on Spark; set it for streamt")
-            if path and is_secret_key(path[-1]):
-                self.resolver.mark_secret_value(out)
+            if out and path and is_secret_key(path[-1]):
+                self.resolver.secrets.add(out)
             return out
 
         return walk_strings(raw, (), fn)
@@ -376,7 +347,7 @@ class _Loader:
         return raw
 
     def _settings(self, data: dict[str, Any], lm: LineMap, overlay: LineMap | None) -> tuple[
-            ProjectInfo, Runtime, Defaults, Rules, dict[str, Any]] | None:
+            ProjectInfo, Runtime, Defaults, Rules, dict[str, Any]]:
         env_part: dict[str, Any] = {k: data[k] for k in ("runtime", "defaults", "rules") if k in data}
         env_loc = EntityLocation(lm.file, (), lm)
         env_part = self._interpolate(env_part, env_loc, "settings")
@@ -428,10 +399,7 @@ def _test_on_source(raw: dict[str, Any], typed: dict[str, dict[str, Any]]) -> di
 
 def _deep_merge(base: Any, over: Any) -> Any:
     if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = _deep_merge(base.get(k), v)
-        return out
+        return {**base, **{k: _deep_merge(base.get(k), v) for k, v in over.items()}}
     return over
 
 

@@ -9,30 +9,25 @@ question and never looks at the alternatives.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from .base import Name, Strict, stringify_options
+from .base import IsoText, Name, OneOf, Options, Strict
 from .contract import ModelContract, Ownership
 from .flink import FlinkJob
 from .governance import TopicSettings
 from .source import AdvancedEventTime, Column, EventTime, Freshness, watermark_delay
 
-MASK_METHODS = ("hash", "redact", "partial", "tokenize", "null")
+MaskMethod = Literal["hash", "redact", "partial", "tokenize", "null"]
 
 
-class FromRef(Strict):
+class FromRef(OneOf):
     """``{ref: model}`` or ``{source: name}``, in exposures, tests and a model's ``from:`` list."""
 
+    one_of_error = "give exactly one of `ref:` or `source:`"
     ref: str | None = None
     source: str | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> FromRef:
-        if (self.ref is None) == (self.source is None):
-            raise ValueError("give exactly one of `ref:` or `source:`")
-        return self
 
 
 class SinkConfig(Strict):
@@ -46,15 +41,10 @@ class SinkConfig(Strict):
     path: str | None = None
     mode: Literal["replace", "append", "upsert", "overwrite"] | None = None
     key: list[str] | None = None  # upsert key columns; default: the model's `key:`
-    options: dict[str, str] = Field(default_factory=dict)
+    options: Options = Field(default_factory=dict)
     connector: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     tasks_max: int | None = Field(default=None, ge=1)
-
-    @field_validator("options", mode="before")
-    @classmethod
-    def _stringify(cls, v: Any) -> Any:
-        return stringify_options(v)
 
     @field_validator("key", mode="before")
     @classmethod
@@ -135,7 +125,7 @@ class ModelGateway(Strict):
 
 class MaskPolicy(Strict):
     column: str
-    method: Literal["hash", "redact", "partial", "tokenize", "null"] = "hash"
+    method: MaskMethod = "hash"
     for_roles: list[str] = Field(default_factory=list)
 
 
@@ -144,26 +134,21 @@ class RolePolicy(Strict):
     purpose: str | None = None
 
 
-class Policy(Strict):
+class Policy(OneOf):
     """One of ``mask:``, ``allow:`` or ``deny:`` (streamt's security policies)."""
 
+    one_of_error = "a policy is one of `mask:`, `allow:` or `deny:`"
     mask: MaskPolicy | None = None
     allow: RolePolicy | None = None
     deny: RolePolicy | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> Policy:
-        if sum(x is not None for x in (self.mask, self.allow, self.deny)) != 1:
-            raise ValueError("a policy is one of `mask:`, `allow:` or `deny:`")
-        return self
 
 
 class Masking(Strict):
     """streamt's ``security.masking`` list: ``{column, policy, config}``."""
 
     column: str
-    policy: Literal["hash", "redact", "partial", "tokenize", "null"] | None = None
-    method: Literal["hash", "redact", "partial", "tokenize", "null"] | None = None
+    policy: MaskMethod | None = None
+    method: MaskMethod | None = None
     config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -186,13 +171,8 @@ class MlOutput(Strict):
 
 
 class Deprecation(Strict):
-    sunset_date: str | None = None
+    sunset_date: IsoText | None = None
     message: str | None = None
-
-    @field_validator("sunset_date", mode="before")
-    @classmethod
-    def _iso(cls, v: Any) -> Any:
-        return v.isoformat() if hasattr(v, "isoformat") else v
 
 
 class Advanced(Strict):
@@ -217,22 +197,11 @@ class PartitionedBy(Strict):
 
     column: str | None = None
     granularity: Literal["hour", "day", "week", "month"] | None = None
-    start: str | None = None
-    end: str | None = None
+    start: IsoText | None = None
+    end: IsoText | None = None
     timezone: str = "UTC"
-    values: list[str] | None = None
+    values: list[Annotated[str, BeforeValidator(str)]] | None = None  # YAML's 2026 or true as text
     backfill: Literal["single_run", "per_partition"] = "single_run"
-
-    @field_validator("values", mode="before")
-    @classmethod
-    def _stringify_values(cls, v: Any) -> Any:
-        return [str(x) for x in v] if isinstance(v, list) else v
-
-    @field_validator("start", "end", mode="before")
-    @classmethod
-    def _iso(cls, v: Any) -> Any:
-        """YAML reads ``2026-01-01`` as a date."""
-        return v.isoformat() if hasattr(v, "isoformat") else v
 
     @model_validator(mode="after")
     def _kind(self) -> PartitionedBy:
@@ -363,14 +332,11 @@ class Model(Strict):
     @property
     def sink_config(self) -> SinkConfig | None:
         """``sink:``, ``connector:``, ``advanced.connector`` or ``advanced.sink``, whichever is written."""
-        if self.sink is not None:
-            return self.sink
-        if self.advanced.sink is not None:
-            return self.advanced.sink
+        sink = self.sink or self.advanced.sink
         conn = self.connector or self.advanced.connector
-        if conn is not None:
+        if sink is None and conn is not None:
             return SinkConfig(connector=conn.type, config=conn.config, tasks_max=conn.tasks_max)
-        return None
+        return sink
 
     @property
     def is_virtual_topic(self) -> bool:
@@ -403,18 +369,12 @@ class Model(Strict):
         return self.topic
 
     @property
-    def flink_job(self) -> FlinkJob | None:
-        return self.advanced.flink or self.flink
-
-    @property
     def key_columns(self) -> list[str]:
         """The message key / upsert key: the sink's ``key`` or the model's streamt ``key``."""
         sink = self.sink_config
         if sink is not None and sink.key:
             return list(sink.key)
-        if self.key is None:
-            return []
-        return [self.key] if isinstance(self.key, str) else list(self.key)
+        return [self.key] if isinstance(self.key, str) else list(self.key or [])
 
     @property
     def access_level(self) -> str | None:

@@ -47,6 +47,8 @@ SECTION_MODELS: dict[str, type[Strict]] = {
     "exposures": Exposure,
     "schedules": Schedule,
 }
+KIND_OF_SECTION = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
+                   "schedules": "schedule"}
 
 __all__ = [
     "FILE_FORMATS", "LEGACY_MATERIALIZATIONS", "NAME_HINT", "NAME_PATTERN", "SECTION_MODELS", "SOURCE_FORMATS",

@@ -71,9 +71,7 @@ class Project:
     def where(self, kind: str, name: str, *sub: str | int) -> tuple[str, int]:
         """(file, line) of an entity or one of its keys; ('', 0) when unknown."""
         loc = self.locations.get((kind, name))
-        if loc is None:
-            return "", 0
-        return loc.file, (loc.line_of(*sub) if sub else loc.line)
+        return ("", 0) if loc is None else (loc.file, loc.line_of(*sub))
 
     def resolve_path(self, value: str) -> Path:
         """Project paths are relative to the project directory, never to the current directory."""

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import CommaList, Strict, stringify_options
+from .base import CommaList, Options, Strict
 
 
 class ConnectServer(Strict):
@@ -66,7 +66,7 @@ class SparkRuntime(Strict):
     master: str = "local[2]"
     remote: str | None = None
     app_name: str | None = None
-    conf: dict[str, str] = Field(default_factory=dict)
+    conf: Options = Field(default_factory=dict)
     warehouse: str = ".streamt/warehouse"
     checkpoints: str = ".streamt/checkpoints"
     database: str = "default"
@@ -77,11 +77,6 @@ class SparkRuntime(Strict):
     parsed_cache_mb: float = Field(default=64.0, ge=0)
     delta: DeltaRuntime = Field(default_factory=DeltaRuntime)
     jars: Literal["fetch", "cache", "provided"] = "fetch"
-
-    @field_validator("conf", mode="before")
-    @classmethod
-    def _stringify(cls, v: Any) -> Any:
-        return stringify_options(v)
 
     @field_validator("connect_server", mode="before")
     @classmethod
@@ -120,12 +115,7 @@ class KafkaRuntime(Strict):
     ssl_ca_location: str | None = None
     ssl_certificate_location: str | None = None
     ssl_key_location: str | None = None
-    options: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("options", mode="before")
-    @classmethod
-    def _stringify(cls, v: Any) -> Any:
-        return stringify_options(v)
+    options: Options = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _where(self) -> KafkaRuntime:

@@ -84,9 +84,7 @@ def spark_type(declared: str) -> str:
         base, args = param.group(1).strip(), [a.strip() for a in param.group(2).split(",")]
         if base in ("decimal", "numeric", "dec"):
             return f"decimal({args[0]},{args[1] if len(args) > 1 else 0})"
-        if base in ("varchar", "char", "string"):
-            return "string"
-        if base in ("timestamp", "timestamp_ltz", "time", "varbinary", "binary"):
+        if base in ("varchar", "char", "string", "timestamp", "timestamp_ltz", "time", "varbinary", "binary"):
             return _SIMPLE[base]
         if base.startswith("timestamp"):  # TIMESTAMP(3) WITH LOCAL TIME ZONE
             return "timestamp"
@@ -128,14 +126,15 @@ def _avro_type(t: Any) -> str:
         return f"array<{_avro_type(t['items'])}>"
     if kind == "map":
         return f"map<string,{_avro_type(t['values'])}>"
-    if kind == "enum":
-        return "string"
-    if kind == "fixed":
-        return "binary"
+    if kind in ("enum", "fixed"):  # named types: an enum's symbols are text, a fixed value is bytes
+        return "string" if kind == "enum" else "binary"
     return _avro_type(kind)
 
 
 # -- JSON Schema ----------------------------------------------------------------------------------
+_JSON_SCALARS = {"integer": "bigint", "number": "double", "boolean": "boolean"}
+
+
 def _json_type(node: dict[str, Any]) -> str:
     kind = node.get("type", "string")
     if isinstance(kind, list):
@@ -144,12 +143,8 @@ def _json_type(node: dict[str, Any]) -> str:
     fmt = node.get("format")
     if kind == "string":
         return {"date-time": "timestamp", "date": "date"}.get(str(fmt), "string")
-    if kind == "integer":
-        return "bigint"
-    if kind == "number":
-        return "double"
-    if kind == "boolean":
-        return "boolean"
+    if kind in _JSON_SCALARS:
+        return _JSON_SCALARS[kind]
     if kind == "array":
         return f"array<{_json_type(node.get('items') or {})}>"
     if kind == "object":

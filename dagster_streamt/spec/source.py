@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..core.durations import parse_duration
-from .base import Name, Strict, stringify_options
+from .base import Name, Options, Strict
 from .contract import Ownership
 
 FILE_FORMATS = ("json", "csv", "parquet", "orc", "text", "avro")
@@ -134,7 +134,7 @@ class Source(Strict):
     path: str | None = None
     table: str | None = None
     topic: str | None = None
-    options: dict[str, str] = Field(default_factory=dict)
+    options: Options = Field(default_factory=dict)
     columns: list[Column] = Field(default_factory=list)
     event_time: EventTime | None = None
     freshness: Freshness | None = None
@@ -145,11 +145,6 @@ class Source(Strict):
     meta: dict[str, Any] = Field(default_factory=dict)
     contract: dict[str, Any] | None = None  # streamt's producer contract (version, SLA, contact): metadata
     ownership: Ownership | None = None
-
-    @field_validator("options", mode="before")
-    @classmethod
-    def _stringify(cls, v: Any) -> Any:
-        return stringify_options(v)
 
     @model_validator(mode="after")
     def _check_location(self) -> Source:
@@ -171,13 +166,7 @@ class Source(Strict):
 
     @property
     def resolved_format(self) -> str:
-        if self.format:
-            return self.format
-        if self.topic:
-            return "kafka"
-        if self.table:
-            return "table"
-        return "unset"
+        return self.format or ("kafka" if self.topic else "table" if self.table else "unset")
 
     @property
     def watermark_delay(self) -> str | None:

@@ -19,17 +19,10 @@ def local_dir(project: Project) -> str | None:
     return kafka.local_dir if kafka is not None else None
 
 
-def local_topics(project: Project) -> Path | None:
-    """The folder holding local topics, or None when topics live on a broker."""
-    kafka = project.runtime.kafka
-    if kafka is None or kafka.local_dir is None:
-        return None
-    return project.resolve_path(kafka.local_dir)
-
-
 def topic_folder(project: Project, topic: str) -> Path | None:
-    root = local_topics(project)
-    return None if root is None else root / topic
+    """The folder holding a local topic, or None when topics live on a broker."""
+    root = local_dir(project)
+    return None if root is None else project.resolve_path(root) / topic
 
 
 def model_topic(project: Project, model: Model) -> str | None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from .base import Strict
 from .errors import Diagnostics
-from .models import NAME_HINT
+from .models import KIND_OF_SECTION, NAME_HINT
 from .suggest import did_you_mean
 from .yaml_loader import LineMap
 
@@ -30,8 +30,6 @@ def validate_model(diags: Diagnostics, cls: type[BaseModel], raw: Any, lm: LineM
             _report(diags, cls, raw, err, lm, base, fallback)
         bad = {e["loc"][0] for e in exc.errors() if e.get("loc")}
         if isinstance(raw, dict) and bad and "name" not in bad and bad <= raw.keys():
-            # Keep the entity (without its bad keys) so that its SQL is still checked and refs to it
-            # do not cascade into more errors; the errors above already fail validation.
             try:
                 return cls.model_validate({k: v for k, v in raw.items() if k not in bad})
             except ValidationError:
@@ -50,7 +48,7 @@ def _report(diags: Diagnostics, cls: type[BaseModel], raw: Any, err: Any, lm: Li
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else "?"
         model = _model_at(cls, loc[:-1])
-        allowed = _field_names(model) if model else []
+        allowed = sorted((f.alias or n) for n, f in model.model_fields.items()) if model else []
         hint = did_you_mean(key, allowed) or (f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
         diags.add("STR010", f"{what}: unknown key {dotted!r}", file=use.file, line=line, hint=hint)
     elif kind == "missing":
@@ -81,14 +79,9 @@ def _clean_loc(raw: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _describe(cls: type[BaseModel], raw: Any, base: tuple[str | int, ...]) -> str:
-    kind = {"sources": "source", "models": "model", "tests": "test", "exposures": "exposure",
-            "schedules": "schedule"}.get(str(base[0]) if base else "", base[0] if base else cls.__name__)
+    kind = KIND_OF_SECTION.get(str(base[0]), base[0]) if base else cls.__name__
     name = raw.get("name") if isinstance(raw, dict) else None
     return f"{kind} {name!r}" if name else str(kind)
-
-
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return sorted((f.alias or n) for n, f in model.model_fields.items())
 
 
 def _model_at(cls: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -102,15 +95,12 @@ def _model_at(cls: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | N
         fld = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
         if fld is None:
             return None
-        model = _first_model(fld.annotation, typing)
+        model = _first_model(fld.annotation)
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def _first_model(annotation: Any, typing: Any) -> Any:
+def _first_model(annotation: Any) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, Strict):
         return annotation
-    for arg in typing.get_args(annotation):
-        found = _first_model(arg, typing)
-        if found is not None:
-            return found
-    return None
+    found = (_first_model(arg) for arg in typing.get_args(annotation))
+    return next((m for m in found if m is not None), None)

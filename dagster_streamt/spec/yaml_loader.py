@@ -82,27 +82,18 @@ class _Builder:
                         merged.update({k: v for k, v in part.items() if k not in merged})
                 continue
             key = self.build(key_node, path)
+            line = key_node.start_mark.line + 1
             if isinstance(key, list | dict):
-                self.diags.add(
-                    "STR002",
-                    "a mapping key must be a plain value, not a list or mapping",
-                    file=self.lm.file,
-                    line=key_node.start_mark.line + 1,
-                    hint="write the key as a plain word",
-                )
+                self.diags.add("STR002", "a mapping key must be a plain value, not a list or mapping",
+                               file=self.lm.file, line=line, hint="write the key as a plain word")
                 continue
             if not isinstance(key, str):
                 key = str(key)
             sub = (*path, key)
             if key in out:
-                self.diags.add(
-                    "STR013",
-                    f"key {key!r} appears twice in the same mapping (the second one would win)",
-                    file=self.lm.file,
-                    line=key_node.start_mark.line + 1,
-                    hint=f"remove one of the {key!r} keys",
-                )
-            self.lm.lines[sub] = key_node.start_mark.line + 1
+                self.diags.add("STR013", f"key {key!r} appears twice in the same mapping (the second one would win)",
+                               file=self.lm.file, line=line, hint=f"remove one of the {key!r} keys")
+            self.lm.lines[sub] = line
             self._value_line(value_node, sub)
             out[key] = self.build(value_node, sub)
         for k, v in merged.items():
@@ -127,13 +118,8 @@ def load_yaml(text: str, file: str, diags: Diagnostics) -> tuple[Any, LineMap] |
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
         problem = exc.problem or str(exc)
-        diags.add(
-            "STR001",
-            f"invalid YAML: {problem}" + (f" ({exc.context})" if exc.context else ""),
-            file=file,
-            line=line,
-            hint="check indentation, quoting and that every `key:` has a space after the colon",
-        )
+        diags.add("STR001", f"invalid YAML: {problem}" + (f" ({exc.context})" if exc.context else ""), file=file,
+                  line=line, hint="check indentation, quoting and that every `key:` has a space after the colon")
     except yaml.YAMLError as exc:
         diags.add("STR001", f"invalid YAML: {exc}", file=file, line=0, hint="fix the YAML syntax")
     except RecursionError:
