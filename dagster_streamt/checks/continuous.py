@@ -22,8 +22,10 @@ from pyspark.sql import functions as F
 
 from ..spec.models import Test
 from ..sql.identifiers import quote as _quoted
-from .assertions import ParsedAssertion, Relationships, Unique, parse_assertions
+from .assertions import parse_assertions
 from .kinds import KINDS, Mode, StreamProgress
+from .params import Relationships, Unique
+from .parsed import ParsedAssertion
 from .results import TestResult
 from .runner import run_test
 from .sql import build_test_sql, ident

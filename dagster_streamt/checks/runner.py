@@ -18,9 +18,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
-from .assertions import AssertionIssue, ParsedAssertion, parse_assertions
-from .evaluate import check_max_lag, check_throughput
+from .assertions import parse_assertions
 from .kinds import KINDS, Evidence, StreamProgress
+from .parsed import AssertionIssue, ParsedAssertion
 from .results import AssertionResult, TestResult, Verdict, json_safe, severity_of, target_of
 from .sql import AssertionSql, TestSql, build_test_sql
 
@@ -222,4 +222,4 @@ def run_schema_test(df: DataFrame, test: Test, *, resolve: Resolve | None = None
                       all(r.passed for r in ordered), ordered, perf_counter() - started)
 
 
-__all__ = ["StreamProgress", "check_max_lag", "check_throughput", "run_schema_test", "run_test", "short_error"]
+__all__ = ["run_schema_test", "run_test", "short_error"]

@@ -36,10 +36,12 @@ from ..spark.storage.store import Loc, ObjectPath
 from ..spark.storage.warehouse import Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
-from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
+from .assertions import parse_assertions
 from .continuous import evaluation_mode, violations_frame
 from .evaluate import check_max_lag, check_throughput
 from .kinds import KINDS
+from .params import MaxLag, Throughput
+from .parsed import ParsedAssertion
 from .results import AssertionResult, Severity, TestResult, Verdict, severity_of
 from .runner import _issue_result, run_test, short_error
 from .sql import build_test_sql, describe, ident

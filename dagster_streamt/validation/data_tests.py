@@ -11,16 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..checks import codes as _codes  # noqa: F401 - registers the TST codes
-from ..checks.assertions import (
-    AcceptedTypes,
-    CustomSql,
-    Expression,
-    ExpressionIsTrue,
-    ParsedAssertion,
-    Relationships,
-    parse_assertions,
-)
+from ..checks.assertions import parse_assertions
 from ..checks.kinds import KINDS
+from ..checks.params import AcceptedTypes, CustomSql, Expression, ExpressionIsTrue, Relationships
+from ..checks.parsed import ParsedAssertion
 from ..compile.compiled import CompiledProject
 from ..compile.render import RenderError, render_sql
 from ..graph.graph import Graph, node_id
