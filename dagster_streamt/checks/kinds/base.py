@@ -4,10 +4,7 @@ continuous test evaluates it.
 Adding an assertion means one params model in ``params`` and one kind here::
 
     class NonNegativeParams(Params):
-        column: str
-
-        def columns_used(self) -> list[str]:
-            return [self.column]
+        column: str  # a ``column`` parameter is what the definition-time schema check looks for
 
 
     @register
