@@ -13,9 +13,10 @@ progress with :func:`~dagster_streamt.checks.evaluate.check_throughput` /
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -98,16 +99,17 @@ def _missing_references(batch_df: DataFrame, a: ParsedAssertion, p: Relationship
 
 
 def evaluate_batch(batch_df: DataFrame, test: Test, batch_id: int, *, resolve: Resolve | None = None,
-                   now: datetime | None = None, progress: StreamProgress | None = None,
-                   sample_rows: int = 5) -> TestResult:
-    """Run ``test`` on one micro-batch (unique, row_count, distribution... hold *per batch*).
-    Progress-based assertions are included only when ``progress`` is given."""
+                   now: datetime | None = None, progress: StreamProgress | None = None, sample_rows: int = 5,
+                   variables: Mapping[str, Any] | None = None,
+                   select: Callable[[ParsedAssertion], bool] | None = None) -> TestResult:
+    """Run ``test`` on one micro-batch (unique, row_count, distribution... hold *per batch*): the
+    assertions ``select`` keeps, by default all but progress-based ones unless ``progress`` is given."""
     view = f"__streamt_batch_{batch_id}_{uuid.uuid4().hex[:8]}"
     batch_df.createOrReplaceTempView(view)
     try:
         return run_test(batch_df.sparkSession, test, f"`{view}`", resolve=resolve, now=now, progress=progress,
-                        sample_rows=sample_rows,
-                        select=lambda a: progress is not None or not KINDS[a.name].continuous_only)
+                        sample_rows=sample_rows, variables=variables,
+                        select=select or (lambda a: progress is not None or not KINDS[a.name].continuous_only))
     finally:
         batch_df.sparkSession.catalog.dropTempView(view)
 

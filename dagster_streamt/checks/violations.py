@@ -37,13 +37,13 @@ from ..spark.storage.warehouse import Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
 from .assertions import parse_assertions
-from .continuous import evaluation_mode, violations_frame
+from .continuous import evaluate_batch, evaluation_mode, violations_frame
 from .evaluate import check_max_lag, check_throughput
 from .kinds import KINDS
 from .params import MaxLag, Throughput
 from .parsed import ParsedAssertion
 from .results import AssertionResult, Severity, TestResult, Verdict, severity_of
-from .runner import _issue_result, run_test, short_error
+from .runner import _issue_result, short_error
 from .sql import build_test_sql, describe, ident
 from .violation_store import (
     FILE_TIME,
@@ -168,13 +168,8 @@ class _BatchCheck:
                     resolve: Resolve) -> list[tuple[Any, ...]]:
         """unique/row_count/distribution/... hold per micro-batch; a failing one is one violation row.
         An assertion that cannot be evaluated fails the batch, so its rows are checked again later."""
-        view = f"__streamt_microbatch_{uuid.uuid4().hex[:12]}"
-        rows.createOrReplaceTempView(view)
-        try:
-            result = run_test(rows.sparkSession, self.test, f"`{view}`", resolve=resolve, now=now, sample_rows=0,
-                              variables=self.project.vars, select=lambda a: evaluation_mode(a) == "batch")
-        finally:
-            rows.sparkSession.catalog.dropTempView(view)
+        result = evaluate_batch(rows, self.test, batch_id, resolve=resolve, now=now, sample_rows=0,
+                                variables=self.project.vars, select=lambda a: evaluation_mode(a) == "batch")
         out = []
         for r in result.assertions:
             if r.error or result.error:

@@ -266,10 +266,6 @@ def register(cls: type[AssertionKind[P]]) -> type[AssertionKind[P]]:
     return cls
 
 
-def kind_of(name: str) -> AssertionKind[Any]:
-    return KINDS[ALIASES.get(name, name)]
-
-
 def as_int(value: Any) -> int:
     return int(value or 0)
 
