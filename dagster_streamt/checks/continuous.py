@@ -59,9 +59,7 @@ def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: dateti
     frames: list[DataFrame] = []
     simple = [a for a in rows if KINDS[a.name].record_check == "predicate"]
     if simple:
-        hits = F.array(*(F.when(F.expr(str(built[a.index].violation_predicate)),
-                                F.struct(F.lit(a.label).alias("assertion"),
-                                         F.lit(VIOLATION_TYPES[a.name]).alias("violation")))
+        hits = F.array(*(F.when(F.expr(str(built[a.index].violation_predicate)), F.struct(*_labels(a)))
                          for a in simple))
         exploded = batch_df.select(record, F.explode(F.filter(hits, lambda h: h.isNotNull())).alias("v"))
         frames.append(exploded.select("record", "v.assertion", "v.violation"))
@@ -73,12 +71,11 @@ def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: dateti
             frames.append(counted.where(keyed & (F.col("__streamt_n") > 1)).select(record, *_labels(a)))
         elif KINDS[a.name].record_check == "references" and isinstance(a.params, Relationships):
             frames.append(_missing_references(batch_df, a, a.params, record, resolve))
-    out = reduce(DataFrame.unionByName, frames) if frames else spark.createDataFrame([], VIOLATIONS_SCHEMA)
     if not frames:
-        return out
-    return out.select("record", F.lit(test.name).alias("test"), "assertion", "violation",
-                      F.lit(int(batch_id)).cast("bigint").alias("batch_id"),
-                      F.lit(now).cast("timestamp").alias("detected_at"))
+        return spark.createDataFrame([], VIOLATIONS_SCHEMA)
+    return reduce(DataFrame.unionByName, frames).select(
+        "record", F.lit(test.name).alias("test"), "assertion", "violation",
+        F.lit(int(batch_id)).cast("bigint").alias("batch_id"), F.lit(now).cast("timestamp").alias("detected_at"))
 
 
 def _labels(a: ParsedAssertion) -> tuple[Column, Column]:

@@ -307,8 +307,7 @@ class Throughput(Params):
 
     @model_validator(mode="after")
     def _bounds(self) -> Throughput:
-        if self.min_per_second is None and self.max_per_second is None and self.min_per_minute is None \
-                and self.max_per_minute is None:
+        if self.low is None and self.high is None:
             raise _missing("give `min_per_second:`/`max_per_second:` (or streamt's `min_per_minute:`/"
                            "`max_per_minute:`)")
         if (self.min_per_second is not None and self.min_per_minute is not None) or \

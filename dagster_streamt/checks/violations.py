@@ -331,8 +331,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
     if any(isinstance(a.params, MaxLag) for a in parsed):  # Delta's stream has no _metadata: the file's path,
         stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir  # timed by the log
     check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
-                        stream_id(checkpoint), now, resolve,
-                        delta_table)
+                        stream_id(checkpoint), now, resolve, delta_table)
     error: str | None = None
     batch_ids: list[int] = []
     query = None
@@ -359,8 +358,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
 
 
 def _record_progress(spark: SparkSession, project: Project, test: Test, parsed: list[ParsedAssertion], model: str,
-                     run_id: str,
-                     progress: ModelResult | None, data: Path, staging: Path,
+                     run_id: str, progress: ModelResult | None, data: Path, staging: Path,
                      now: datetime | None) -> dict[str, Verdict]:
     """Judge throughput; violations go to ``progress/`` of (run, test), replaced on each call."""
     notes: dict[str, Verdict] = {}
