@@ -44,8 +44,7 @@ def execute_test(spark: SparkSession, project: Project, test: Test, *, run_id: s
             return results[test.name]
         stream = None
         if progress is not None and progress.processed_rows_per_second is not None:
-            stream = StreamProgress(rows_per_second=progress.processed_rows_per_second, max_event_time=None,
-                                    processing_time=None)
+            stream = StreamProgress(rows_per_second=progress.processed_rows_per_second)
         return run_test(spark, test, relation, resolve=resolve, default_severity=default, variables=project.vars,
                         progress=stream)
     except Exception as exc:  # the target is not materialized yet, Spark refused the SQL...

@@ -15,6 +15,7 @@ from ..checks.assertions import parse_assertions
 from ..checks.kinds import KINDS
 from ..checks.params import AcceptedTypes, CustomSql, Expression, ExpressionIsTrue, Relationships
 from ..checks.parsed import ParsedAssertion
+from ..checks.results import target_of
 from ..compile.compiled import CompiledProject
 from ..compile.render import RenderError, render_sql
 from ..graph.graph import Graph, node_id
@@ -76,7 +77,7 @@ class _TestChecker:
                  inferred: dict[tuple[str, str], str] | None = None):
         self.project, self.compiled, self.graph, self.test, self.diags = project, compiled, graph, test, diags
         self.inferred = inferred
-        self.kind, self.name = ("model", test.model) if test.model is not None else ("source", str(test.source))
+        self.kind, self.name = target_of(test)
 
     def add(self, code: str, message: str, at: tuple[str | int, ...], hint: str,
             severity: Severity = Severity.ERROR) -> None:
