@@ -14,28 +14,9 @@ from pydantic import BaseModel, ValidationError
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
 from .kinds import ALIASES, KINDS
-from .params import (
-    AcceptedTypes,
-    AcceptedValues,
-    Bucket,
-    CustomSql,
-    Distribution,
-    Expression,
-    ExpressionIsTrue,
-    Freshness,
-    MaxLag,
-    NotNull,
-    Params,
-    Range,
-    Relationships,
-    RowCount,
-    Throughput,
-    Unique,
-)
-from .parsed import AssertionIssue, IssueKind, ParsedAssertion
+from .params import Bucket, Params
+from .parsed import AssertionIssue, ParsedAssertion
 
-ASSERTIONS: dict[str, type[Params]] = {name: KINDS[name].params for name in sorted(KINDS)}
-CONTINUOUS_ONLY = frozenset(name for name, kind in KINDS.items() if kind.continuous_only)
 KNOWN_NAMES = tuple(sorted({*KINDS, *ALIASES}))
 
 
@@ -128,32 +109,3 @@ def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionI
         label = name if seen[name] == 1 else f"{name}_{seen[name]}"
         parsed.append(ParsedAssertion(index, name, written, params, label))
     return parsed, issues
-
-
-
-__all__ = [
-    "ALIASES",
-    "ASSERTIONS",
-    "CONTINUOUS_ONLY",
-    "KNOWN_NAMES",
-    "AcceptedTypes",
-    "AcceptedValues",
-    "AssertionIssue",
-    "Bucket",
-    "CustomSql",
-    "Distribution",
-    "Expression",
-    "ExpressionIsTrue",
-    "Freshness",
-    "IssueKind",
-    "MaxLag",
-    "NotNull",
-    "Params",
-    "ParsedAssertion",
-    "Range",
-    "Relationships",
-    "RowCount",
-    "Throughput",
-    "Unique",
-    "parse_assertions",
-]

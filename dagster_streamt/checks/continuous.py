@@ -13,17 +13,20 @@ progress with :func:`~dagster_streamt.checks.evaluate.check_throughput` /
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..spec.models import Test
 from ..sql.identifiers import quote as _quoted
-from .assertions import ParsedAssertion, Relationships, Unique, parse_assertions
+from .assertions import parse_assertions
 from .kinds import KINDS, Mode, StreamProgress
+from .params import Relationships, Unique
+from .parsed import ParsedAssertion
 from .results import TestResult
 from .runner import run_test
 from .sql import build_test_sql, ident
@@ -56,9 +59,7 @@ def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: dateti
     frames: list[DataFrame] = []
     simple = [a for a in rows if KINDS[a.name].record_check == "predicate"]
     if simple:
-        hits = F.array(*(F.when(F.expr(str(built[a.index].violation_predicate)),
-                                F.struct(F.lit(a.label).alias("assertion"),
-                                         F.lit(VIOLATION_TYPES[a.name]).alias("violation")))
+        hits = F.array(*(F.when(F.expr(str(built[a.index].violation_predicate)), F.struct(*_labels(a)))
                          for a in simple))
         exploded = batch_df.select(record, F.explode(F.filter(hits, lambda h: h.isNotNull())).alias("v"))
         frames.append(exploded.select("record", "v.assertion", "v.violation"))
@@ -70,12 +71,11 @@ def violations_frame(batch_df: DataFrame, test: Test, batch_id: int, now: dateti
             frames.append(counted.where(keyed & (F.col("__streamt_n") > 1)).select(record, *_labels(a)))
         elif KINDS[a.name].record_check == "references" and isinstance(a.params, Relationships):
             frames.append(_missing_references(batch_df, a, a.params, record, resolve))
-    out = reduce(DataFrame.unionByName, frames) if frames else spark.createDataFrame([], VIOLATIONS_SCHEMA)
     if not frames:
-        return out
-    return out.select("record", F.lit(test.name).alias("test"), "assertion", "violation",
-                      F.lit(int(batch_id)).cast("bigint").alias("batch_id"),
-                      F.lit(now).cast("timestamp").alias("detected_at"))
+        return spark.createDataFrame([], VIOLATIONS_SCHEMA)
+    return reduce(DataFrame.unionByName, frames).select(
+        "record", F.lit(test.name).alias("test"), "assertion", "violation",
+        F.lit(int(batch_id)).cast("bigint").alias("batch_id"), F.lit(now).cast("timestamp").alias("detected_at"))
 
 
 def _labels(a: ParsedAssertion) -> tuple[Column, Column]:
@@ -96,16 +96,17 @@ def _missing_references(batch_df: DataFrame, a: ParsedAssertion, p: Relationship
 
 
 def evaluate_batch(batch_df: DataFrame, test: Test, batch_id: int, *, resolve: Resolve | None = None,
-                   now: datetime | None = None, progress: StreamProgress | None = None,
-                   sample_rows: int = 5) -> TestResult:
-    """Run ``test`` on one micro-batch (unique, row_count, distribution... hold *per batch*).
-    Progress-based assertions are included only when ``progress`` is given."""
+                   now: datetime | None = None, progress: StreamProgress | None = None, sample_rows: int = 5,
+                   variables: Mapping[str, Any] | None = None,
+                   select: Callable[[ParsedAssertion], bool] | None = None) -> TestResult:
+    """Run ``test`` on one micro-batch (unique, row_count, distribution... hold *per batch*): the
+    assertions ``select`` keeps, by default all but progress-based ones unless ``progress`` is given."""
     view = f"__streamt_batch_{batch_id}_{uuid.uuid4().hex[:8]}"
     batch_df.createOrReplaceTempView(view)
     try:
         return run_test(batch_df.sparkSession, test, f"`{view}`", resolve=resolve, now=now, progress=progress,
-                        sample_rows=sample_rows,
-                        select=lambda a: progress is not None or not KINDS[a.name].continuous_only)
+                        sample_rows=sample_rows, variables=variables,
+                        select=select or (lambda a: progress is not None or not KINDS[a.name].continuous_only))
     finally:
         batch_df.sparkSession.catalog.dropTempView(view)
 

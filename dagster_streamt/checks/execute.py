@@ -18,13 +18,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def _error_result(project: Project, test: Test, message: str, started: float) -> TestResult:
-    kind, name = target_of(test)
-    return TestResult(test=test.name, target=f"{kind}.{name}", severity=severity_of(
-        test, project.defaults.tests.severity), passed=False, assertions=(), duration_seconds=perf_counter() - started,
-        error=message)
-
-
 def execute_test(spark: SparkSession, project: Project, test: Test, *, run_id: str | None = None,
                  progress: ModelResult | None = None) -> TestResult:
     """``progress`` is the target stream model's ModelResult of this run (for throughput/max_lag)."""
@@ -51,9 +44,9 @@ def execute_test(spark: SparkSession, project: Project, test: Test, *, run_id: s
             return results[test.name]
         stream = None
         if progress is not None and progress.processed_rows_per_second is not None:
-            stream = StreamProgress(rows_per_second=progress.processed_rows_per_second, max_event_time=None,
-                                    processing_time=None)
+            stream = StreamProgress(rows_per_second=progress.processed_rows_per_second)
         return run_test(spark, test, relation, resolve=resolve, default_severity=default, variables=project.vars,
                         progress=stream)
     except Exception as exc:  # the target is not materialized yet, Spark refused the SQL...
-        return _error_result(project, test, f"test {test.name}: {describe_exception(exc)}", started)
+        return TestResult(test.name, f"{kind}.{name}", severity_of(test, default), False, (), perf_counter() - started,
+                          error=f"test {test.name}: {describe_exception(exc)}")

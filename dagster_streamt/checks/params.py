@@ -30,8 +30,10 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     def columns_used(self) -> list[str]:
-        """Columns of the tested relation this assertion reads (for definition-time schema checks)."""
-        return []
+        """Columns of the tested relation this assertion reads (for definition-time schema checks):
+        by default its ``column`` parameter, when it has one and it is set."""
+        column = getattr(self, "column", None)
+        return [column] if column else []
 
 
 class NotNull(Params):
@@ -80,9 +82,6 @@ class AcceptedValues(Params):
                 raise ValueError(f"with `quote: false` values must be numbers or booleans, got {bad[0]!r}")
         return self
 
-    def columns_used(self) -> list[str]:
-        return [self.column]
-
 
 class Range(Params):
     column: str
@@ -95,9 +94,6 @@ class Range(Params):
         if self.min is None and self.max is None:
             raise _missing("give `min:`, `max:` or both")
         return self
-
-    def columns_used(self) -> list[str]:
-        return [self.column]
 
 
 class AcceptedTypes(Params):
@@ -157,9 +153,6 @@ class Relationships(Params):
     def target_field(self) -> str:
         return self.field if self.field is not None else str(self.ref_key)
 
-    def columns_used(self) -> list[str]:
-        return [self.column]
-
 
 class Positive(Params):
     """streamt's ``positive: {column, allow_zero}``: read as ``range: {column, min: 0}``."""
@@ -169,9 +162,6 @@ class Positive(Params):
 
     def as_range(self) -> Range:
         return Range(column=self.column, min=0, inclusive=self.allow_zero)
-
-    def columns_used(self) -> list[str]:
-        return [self.column]
 
 
 class RowCount(Params):
@@ -213,9 +203,6 @@ class Freshness(Params):
     @property
     def max_age_seconds(self) -> float:
         return parse_duration(self.max_age)
-
-    def columns_used(self) -> list[str]:
-        return [self.column]
 
 
 _EXPECT = re.compile(r"^\s*(\d+)\s*(rows?)?\s*$")
@@ -294,9 +281,6 @@ class Distribution(Params):
     buckets: list[Bucket] = Field(min_length=1)
     tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
 
-    def columns_used(self) -> list[str]:
-        return [self.column]
-
 
 class MaxLag(Params):
     """``column`` defaults to the event-time column of the tested model or its inputs (streamt's
@@ -312,9 +296,6 @@ class MaxLag(Params):
             return {("max_seconds" if k == "seconds" else k): v for k, v in data.items()}
         return data
 
-    def columns_used(self) -> list[str]:
-        return [self.column] if self.column else []
-
 
 class Throughput(Params):
     """Rows per second; streamt's examples give the bounds per minute."""
@@ -326,8 +307,7 @@ class Throughput(Params):
 
     @model_validator(mode="after")
     def _bounds(self) -> Throughput:
-        if self.min_per_second is None and self.max_per_second is None and self.min_per_minute is None \
-                and self.max_per_minute is None:
+        if self.low is None and self.high is None:
             raise _missing("give `min_per_second:`/`max_per_second:` (or streamt's `min_per_minute:`/"
                            "`max_per_minute:`)")
         if (self.min_per_second is not None and self.min_per_minute is not None) or \

@@ -47,9 +47,6 @@ class AssertionResult:
     observed: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class TestResult:
@@ -89,9 +86,7 @@ class TestResult:
         return tuple(a for a in self.assertions if not a.passed)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["assertions"] = [a.to_dict() for a in self.assertions]
-        return out
+        return {**asdict(self), "assertions": [asdict(a) for a in self.assertions]}
 
 
 def severity_of(test: Test, default: str = "error") -> Severity:

@@ -18,9 +18,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
-from .assertions import AssertionIssue, ParsedAssertion, parse_assertions
-from .evaluate import check_max_lag, check_throughput
+from .assertions import parse_assertions
 from .kinds import KINDS, Evidence, StreamProgress
+from .parsed import AssertionIssue, ParsedAssertion
 from .results import AssertionResult, TestResult, Verdict, json_safe, severity_of, target_of
 from .sql import AssertionSql, TestSql, build_test_sql
 
@@ -92,13 +92,17 @@ def _sample(spark: SparkSession, built: TestSql, a: AssertionSql, limit: int) ->
     return [json_safe(r) for r in rows], ""
 
 
-def analyze(spark: SparkSession, query: str) -> None:
-    """Let Spark resolve ``query`` (names, types, subqueries) without running a job; raises on errors."""
-    _ = spark.sql(query).schema
+def _analysis_error(spark: SparkSession, query: str) -> str | None:
+    """Let Spark resolve ``query`` (names, types, subqueries) without running a job: its objection, or None."""
+    try:
+        _ = spark.sql(query).schema
+    except Exception as exc:
+        return short_error(exc)
+    return None
 
 
-def _schema_types(spark: SparkSession, relation: str) -> dict[str, str]:
-    return {f.name: f.dataType.simpleString() for f in spark.sql(f"SELECT * FROM {relation}").schema.fields}
+def _types(df: DataFrame) -> dict[str, str]:
+    return {f.name: f.dataType.simpleString() for f in df.schema.fields}
 
 
 def run_test(spark: SparkSession, test: Test, relation: str, *, resolve: Resolve | None = None,
@@ -131,7 +135,7 @@ def run_test(spark: SparkSession, test: Test, relation: str, *, resolve: Resolve
             cached = spark.sql(f"SELECT * FROM {relation} LIMIT {int(test.sample_size)}").cache()
             cached.createOrReplaceTempView(view.strip("`"))
         built = build_test_sql(parsed, view, resolve=resolve, target=(kind, name), variables=variables)
-        types = _schema_types(spark, view)
+        types = _types(spark.sql(f"SELECT * FROM {view}"))
         values, errors = _aggregate(spark, built)
         total = int(values.get("total") or 0)
         for a in built.assertions:
@@ -192,22 +196,15 @@ def run_schema_test(df: DataFrame, test: Test, *, resolve: Resolve | None = None
     df.createOrReplaceTempView(view)
     try:
         built = build_test_sql(parsed, f"`{view}`", resolve=resolve, target=(kind, name), variables=variables)
-        types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-        try:
-            analyze(spark, built.statement)
-            whole_ok = True
-        except Exception:
-            whole_ok = False
+        types = _types(df)
+        whole_ok = _analysis_error(spark, built.statement) is None
         for a in built.assertions:
             missing = _missing_columns(a.assertion, list(types))
             error = a.error
             if KINDS[a.assertion.name].needs_rows:
                 error = f"{a.assertion.name} needs data: move it to a `type: sample` test"
             elif not whole_ok and a.sql and not missing and error is None:
-                try:
-                    analyze(spark, a.sql)
-                except Exception as exc:
-                    error = short_error(exc)
+                error = _analysis_error(spark, a.sql)
             if error:
                 verdict = Verdict(False)
             elif a.kind == "schema":
@@ -222,4 +219,4 @@ def run_schema_test(df: DataFrame, test: Test, *, resolve: Resolve | None = None
                       all(r.passed for r in ordered), ordered, perf_counter() - started)
 
 
-__all__ = ["StreamProgress", "check_max_lag", "check_throughput", "run_schema_test", "run_test", "short_error"]
+__all__ = ["run_schema_test", "run_test", "short_error"]

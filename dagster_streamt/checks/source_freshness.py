@@ -9,7 +9,6 @@ nor Spark.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -174,17 +173,6 @@ def as_test_result(outcome: FreshnessOutcome, duration_seconds: float) -> TestRe
     return TestResult(test=f"{outcome.source}_freshness", target=f"source.{outcome.source}",
                       severity=outcome.severity, passed=outcome.passed, assertions=(assertion,),
                       duration_seconds=duration_seconds)
-
-
-def run_freshness(project: Project, names: list[str], session: Callable[[], Any]) -> list[TestResult]:
-    """``streamt test``'s freshness rows, one per checked source in ``names``."""
-    checked = checked_sources(project)
-    out = []
-    for name in names:
-        start = time.perf_counter()
-        outcome = check_source_freshness(project, checked[name][0], session=session)
-        out.append(as_test_result(outcome, time.perf_counter() - start))
-    return out
 
 
 def _human(seconds: float, exact: bool = True) -> str:

@@ -47,17 +47,14 @@ class _Builder:
     def __init__(self, relation: str, resolve: Resolve, target: tuple[str, str] | None,
                  variables: Mapping[str, Any]) -> None:
         self.relation = relation
-        self._resolve = resolve
+        self.resolve = resolve
         self.target = target
         self.variables = variables
-
-    def resolve(self, kind: str, name: str) -> str:
-        return self._resolve(kind, name)
 
     def relation_of(self, kind: str, name: str) -> str:
         if (kind == "model" and name == _THIS) or (kind, name) == self.target:
             return self.relation  # the tested rows, sampled or not
-        return self._resolve(kind, name)
+        return self.resolve(kind, name)
 
     def render(self, template: str) -> str:
         """Render ``{{ ref() }}``/``{{ source() }}``/``{{ this }}`` in custom SQL (Jinja, no regex)."""

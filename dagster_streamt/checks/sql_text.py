@@ -40,9 +40,6 @@ class AssertionSql:
     sql: str = ""  # standalone statement computing just this assertion's values
     error: str | None = None  # could not be built (bad template...): reported, never skipped
 
-    def alias(self, key: str) -> str:
-        return f"a{self.assertion.index}_{key}"
-
 
 class SqlContext(Protocol):
     """What an assertion kind may use to build its SQL (implemented by the test's SQL builder)."""

@@ -36,12 +36,14 @@ from ..spark.storage.store import Loc, ObjectPath
 from ..spark.storage.warehouse import Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
-from .assertions import MaxLag, ParsedAssertion, Throughput, parse_assertions
-from .continuous import evaluation_mode, violations_frame
+from .assertions import parse_assertions
+from .continuous import evaluate_batch, evaluation_mode, violations_frame
 from .evaluate import check_max_lag, check_throughput
 from .kinds import KINDS
+from .params import MaxLag, Throughput
+from .parsed import ParsedAssertion
 from .results import AssertionResult, Severity, TestResult, Verdict, severity_of
-from .runner import _issue_result, run_test, short_error
+from .runner import _issue_result, short_error
 from .sql import build_test_sql, describe, ident
 from .violation_store import (
     FILE_TIME,
@@ -166,13 +168,8 @@ class _BatchCheck:
                     resolve: Resolve) -> list[tuple[Any, ...]]:
         """unique/row_count/distribution/... hold per micro-batch; a failing one is one violation row.
         An assertion that cannot be evaluated fails the batch, so its rows are checked again later."""
-        view = f"__streamt_microbatch_{uuid.uuid4().hex[:12]}"
-        rows.createOrReplaceTempView(view)
-        try:
-            result = run_test(rows.sparkSession, self.test, f"`{view}`", resolve=resolve, now=now, sample_rows=0,
-                              variables=self.project.vars, select=lambda a: evaluation_mode(a) == "batch")
-        finally:
-            rows.sparkSession.catalog.dropTempView(view)
+        result = evaluate_batch(rows, self.test, batch_id, resolve=resolve, now=now, sample_rows=0,
+                                variables=self.project.vars, select=lambda a: evaluation_mode(a) == "batch")
         out = []
         for r in result.assertions:
             if r.error or result.error:
@@ -334,8 +331,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
     if any(isinstance(a.params, MaxLag) for a in parsed):  # Delta's stream has no _metadata: the file's path,
         stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir  # timed by the log
     check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
-                        stream_id(checkpoint), now, resolve,
-                        delta_table)
+                        stream_id(checkpoint), now, resolve, delta_table)
     error: str | None = None
     batch_ids: list[int] = []
     query = None
@@ -362,8 +358,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
 
 
 def _record_progress(spark: SparkSession, project: Project, test: Test, parsed: list[ParsedAssertion], model: str,
-                     run_id: str,
-                     progress: ModelResult | None, data: Path, staging: Path,
+                     run_id: str, progress: ModelResult | None, data: Path, staging: Path,
                      now: datetime | None) -> dict[str, Verdict]:
     """Judge throughput; violations go to ``progress/`` of (run, test), replaced on each call."""
     notes: dict[str, Verdict] = {}

@@ -163,7 +163,7 @@ class EventBuilder:
 
 
 def assertions_from_tests(loaded: LoadedProject, results: Iterable[TestResult]) -> list[Assertion]:
-    """Flatten test results (``dagster_streamt.checks.TestResult``) into per-column assertions, the
+    """Flatten test results (``dagster_streamt.checks.results.TestResult``) into per-column assertions, the
     columns taken from the test's declared parameters (``not_null: {columns: [a, b]}`` gives two)."""
     from ..checks.assertions import parse_assertions
 

@@ -42,26 +42,6 @@ class ValidationPass:
     needs_valid: bool = False  # skipped when the project already has a blocking error (needs column lineage)
 
 
-def _rules(loaded: LoadedProject) -> Diagnostics:
-    return check_rules(loaded.project, loaded.graph)
-
-
-def _schedules(loaded: LoadedProject) -> Diagnostics:
-    return check_schedules(loaded.project, loaded.graph)
-
-
-def _sinks(loaded: LoadedProject) -> Diagnostics:
-    return check_sinks(loaded.project, loaded.graph)
-
-
-def _storage(loaded: LoadedProject) -> Diagnostics:
-    return check_storage(loaded.project)
-
-
-def _real_time(loaded: LoadedProject) -> Diagnostics:
-    return check_real_time(loaded.project, loaded.graph)
-
-
 def _data_tests(loaded: LoadedProject) -> Diagnostics:
     """``accepted_types`` on a model without declared types needs types carried through SELECT lists."""
     inferred = None
@@ -80,11 +60,11 @@ def _masking(loaded: LoadedProject) -> Diagnostics:
 
 
 PASSES: tuple[ValidationPass, ...] = (
-    ValidationPass("rules", _rules),
-    ValidationPass("schedules", _schedules),
-    ValidationPass("sinks", _sinks),
-    ValidationPass("storage", _storage),
-    ValidationPass("real_time", _real_time),
+    ValidationPass("rules", lambda loaded: check_rules(loaded.project, loaded.graph)),
+    ValidationPass("schedules", lambda loaded: check_schedules(loaded.project, loaded.graph)),
+    ValidationPass("sinks", lambda loaded: check_sinks(loaded.project, loaded.graph)),
+    ValidationPass("storage", lambda loaded: check_storage(loaded.project)),
+    ValidationPass("real_time", lambda loaded: check_real_time(loaded.project, loaded.graph)),
     ValidationPass("data_tests", _data_tests),
     ValidationPass("masking", _masking, needs_valid=True),
 )

@@ -11,16 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..checks import codes as _codes  # noqa: F401 - registers the TST codes
-from ..checks.assertions import (
-    AcceptedTypes,
-    CustomSql,
-    Expression,
-    ExpressionIsTrue,
-    ParsedAssertion,
-    Relationships,
-    parse_assertions,
-)
+from ..checks.assertions import parse_assertions
 from ..checks.kinds import KINDS
+from ..checks.params import AcceptedTypes, CustomSql, Expression, ExpressionIsTrue, Relationships
+from ..checks.parsed import ParsedAssertion
+from ..checks.results import target_of
 from ..compile.compiled import CompiledProject
 from ..compile.render import RenderError, render_sql
 from ..graph.graph import Graph, node_id
@@ -82,14 +77,11 @@ class _TestChecker:
                  inferred: dict[tuple[str, str], str] | None = None):
         self.project, self.compiled, self.graph, self.test, self.diags = project, compiled, graph, test, diags
         self.inferred = inferred
-        self.kind, self.name = ("model", test.model) if test.model is not None else ("source", str(test.source))
-
-    def where(self, *sub: str | int) -> tuple[str, int]:
-        return self.project.where("test", self.test.name, *sub)
+        self.kind, self.name = target_of(test)
 
     def add(self, code: str, message: str, at: tuple[str | int, ...], hint: str,
             severity: Severity = Severity.ERROR) -> None:
-        file, line = self.where(*at)
+        file, line = self.project.where("test", self.test.name, *at)
         self.diags.add(code, f"test {self.test.name!r}: {message}", file=file, line=line, hint=hint,
                        severity=severity)
 
@@ -111,8 +103,7 @@ class _TestChecker:
             if isinstance(a.params, Expression):
                 self.check_parses(a, "sql", f"SELECT 1 WHERE {a.params.sql}")
 
-        target_known = node_id(self.kind, self.name) in self.graph.nodes
-        if not target_known:
+        if node_id(self.kind, self.name) not in self.graph.nodes:
             return  # REF003 (unknown test target) is reported by the graph builder
         if self.test.type == "continuous" and not (self.kind == "model" and _is_stream(self.compiled, self.name)):
             self.add("TST006", f"type continuous runs inside a streaming query, but {self.kind} {self.name!r} is "
@@ -149,26 +140,26 @@ class _TestChecker:
                      did_you_mean(p.target_field, schema.columns) or f"columns: {', '.join(schema.columns)}")
 
     def check_custom_sql(self, a: ParsedAssertion, p: CustomSql) -> None:
-        text = p.sql if p.sql is not None else (p.where or "")  # params hold exactly one of the two
-        key = "sql" if p.sql is not None else "where"
-        if p.sql is not None:
-            try:
-                rendered = render_sql("__streamt_this__", p.sql, variables=self.project.vars, resolver=EnvResolver())
-            except RenderError as exc:
-                self.add("TST011", f"{a.written}.sql: {exc}", self.at(a, key),
-                         'use {{ ref("model") }}, {{ source("name") }} or {{ this }}')
-                return
-            for var in sorted({*rendered.unknown_vars, *rendered.missing_vars}):
-                self.add("TST011", f"{a.written}.sql uses unknown variable {var!r}", self.at(a, key),
-                         "define it under `vars:` or set the environment variable")
-            for ref in sorted(rendered.refs - set(self.project.models)):
-                self.add("TST011", f"{a.written}.sql references unknown model {ref!r}", self.at(a, key),
-                         did_you_mean(ref, self.project.models) or "define the model or fix the name")
-            for src in sorted(rendered.sources - set(self.project.sources)):
-                self.add("TST011", f"{a.written}.sql references unknown source {src!r}", self.at(a, key),
-                         did_you_mean(src, self.project.sources) or "declare the source or fix the name")
-            text = rendered.sql
-        self.check_parses(a, key, text if p.sql is not None else f"SELECT 1 WHERE {text}")
+        if p.sql is None:  # params hold exactly one of `sql` and `where`
+            self.check_parses(a, "where", f"SELECT 1 WHERE {p.where}")
+            return
+        at = self.at(a, "sql")
+        try:
+            rendered = render_sql("__streamt_this__", p.sql, variables=self.project.vars, resolver=EnvResolver())
+        except RenderError as exc:
+            self.add("TST011", f"{a.written}.sql: {exc}", at,
+                     'use {{ ref("model") }}, {{ source("name") }} or {{ this }}')
+            return
+        for var in sorted({*rendered.unknown_vars, *rendered.missing_vars}):
+            self.add("TST011", f"{a.written}.sql uses unknown variable {var!r}", at,
+                     "define it under `vars:` or set the environment variable")
+        for ref in sorted(rendered.refs - set(self.project.models)):
+            self.add("TST011", f"{a.written}.sql references unknown model {ref!r}", at,
+                     did_you_mean(ref, self.project.models) or "define the model or fix the name")
+        for src in sorted(rendered.sources - set(self.project.sources)):
+            self.add("TST011", f"{a.written}.sql references unknown source {src!r}", at,
+                     did_you_mean(src, self.project.sources) or "declare the source or fix the name")
+        self.check_parses(a, "sql", rendered.sql)
 
     def check_parses(self, a: ParsedAssertion, key: str, query: str) -> None:
         """sqlglot rejects some valid Spark SQL, so a parse failure is only a warning."""

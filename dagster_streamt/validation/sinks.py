@@ -17,13 +17,9 @@ from ..spec.topics import local_dir
 
 
 def _stream_inputs(project: Project, graph: Graph, name: str) -> list[str]:
-    out = []
-    for up in graph.upstream_of(node_id("model", name)):
-        kind, up_name = split_id(up)
-        m = project.models.get(up_name) if kind == "model" else None
-        if m is not None and appends(project, m):
-            out.append(up_name)
-    return sorted(out)
+    ups = map(split_id, graph.upstream_of(node_id("model", name)))
+    return sorted(n for kind, n in ups
+                  if kind == "model" and n in project.models and appends(project, project.models[n]))
 
 
 def check_sinks(project: Project, graph: Graph) -> Diagnostics:

@@ -8,9 +8,10 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from dagster_streamt.checks.assertions import CustomSql, MaxLag, Throughput, parse_assertions
+from dagster_streamt.checks.assertions import parse_assertions
 from dagster_streamt.checks.evaluate import check_max_lag, check_throughput, check_types
 from dagster_streamt.checks.kinds.aggregates import is_count_query
+from dagster_streamt.checks.params import CustomSql, MaxLag, Throughput
 from dagster_streamt.checks.results import json_safe, severity_of
 from dagster_streamt.checks.sql import build_test_sql, ident
 from dagster_streamt.core.durations import parse_duration

@@ -3,17 +3,6 @@
 from __future__ import annotations
 
 from . import aggregates, progress, rows  # noqa: F401 - each module registers its kinds
-from .base import (
-    ALIASES,
-    KINDS,
-    AssertionKind,
-    Evidence,
-    Mode,
-    StreamProgress,
-    Unevaluable,
-    kind_of,
-    register,
-)
+from .base import ALIASES, KINDS, AssertionKind, Evidence, Mode, StreamProgress, register
 
-__all__ = ["ALIASES", "KINDS", "AssertionKind", "Evidence", "Mode", "StreamProgress", "Unevaluable", "kind_of",
-           "register"]
+__all__ = ["ALIASES", "KINDS", "AssertionKind", "Evidence", "Mode", "StreamProgress", "register"]

@@ -4,10 +4,7 @@ continuous test evaluates it.
 Adding an assertion means one params model in ``params`` and one kind here::
 
     class NonNegativeParams(Params):
-        column: str
-
-        def columns_used(self) -> list[str]:
-            return [self.column]
+        column: str  # a ``column`` parameter is what the definition-time schema check looks for
 
 
     @register
@@ -267,10 +264,6 @@ def register(cls: type[AssertionKind[P]]) -> type[AssertionKind[P]]:
     for alias in cls.aliases:
         ALIASES[alias] = cls.name
     return cls
-
-
-def kind_of(name: str) -> AssertionKind[Any]:
-    return KINDS[ALIASES.get(name, name)]
 
 
 def as_int(value: Any) -> int:

@@ -8,7 +8,14 @@ from ..params import AcceptedValues, Expression, ExpressionIsTrue, NotNull, Rang
 from ..parsed import ParsedAssertion
 from ..results import Verdict
 from ..sql_text import ROW, AssertionSql, SqlContext, as_text
-from .base import AssertionKind, Evidence, as_int, counted_verdict, pct, register
+from .base import AssertionKind, Evidence, P, as_int, counted_verdict, pct, register
+
+
+class _Counted(AssertionKind[P]):
+    """A row predicate counted with ``ctx.counted``: the failing rows are the verdict."""
+
+    def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
+        return counted_verdict(a, e)
 
 
 @register
@@ -68,7 +75,7 @@ class UniqueKind(AssertionKind[Unique]):
 
 
 @register
-class AcceptedValuesKind(AssertionKind[AcceptedValues]):
+class AcceptedValuesKind(_Counted[AcceptedValues]):
     name = "accepted_values"
     params = AcceptedValues
     record_violation = "unaccepted_value"
@@ -86,12 +93,9 @@ class AcceptedValuesKind(AssertionKind[AcceptedValues]):
             pred = f"{col} IS NOT NULL AND {col} NOT IN ({', '.join(literal(v) for v in p.values)})"
         return ctx.counted(a, f"({pred})", self.describe(p))
 
-    def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
-        return counted_verdict(a, e)
-
 
 @register
-class RangeKind(AssertionKind[Range]):
+class RangeKind(_Counted[Range]):
     name = "range"
     params = Range
     record_violation = "out_of_range"
@@ -108,9 +112,6 @@ class RangeKind(AssertionKind[Range]):
         outside = [f"{col} {lo} {literal(p.min)}"] if p.min is not None else []
         outside += [f"{col} {hi} {literal(p.max)}"] if p.max is not None else []
         return ctx.counted(a, f"({col} IS NOT NULL AND ({' OR '.join(outside)}))", self.describe(p))
-
-    def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
-        return counted_verdict(a, e)
 
 
 @register
@@ -155,7 +156,7 @@ def _not_true(expression: str) -> str:
 
 
 @register
-class ExpressionIsTrueKind(AssertionKind[ExpressionIsTrue]):
+class ExpressionIsTrueKind(_Counted[ExpressionIsTrue]):
     name = "expression_is_true"
     params = ExpressionIsTrue
     record_violation = "expression_false"
@@ -166,12 +167,9 @@ class ExpressionIsTrueKind(AssertionKind[ExpressionIsTrue]):
     def sql(self, ctx: SqlContext, a: ParsedAssertion, p: ExpressionIsTrue) -> AssertionSql:
         return ctx.counted(a, _not_true(p.expression), self.describe(p))
 
-    def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
-        return counted_verdict(a, e)
-
 
 @register
-class ExpressionKind(AssertionKind[Expression]):
+class ExpressionKind(_Counted[Expression]):
     name = "expression"
     params = Expression
     record_violation = "expression_false"
@@ -181,6 +179,3 @@ class ExpressionKind(AssertionKind[Expression]):
 
     def sql(self, ctx: SqlContext, a: ParsedAssertion, p: Expression) -> AssertionSql:
         return ctx.counted(a, _not_true(p.sql), self.describe(p))
-
-    def verdict(self, a: AssertionSql, e: Evidence) -> Verdict:
-        return counted_verdict(a, e)

@@ -11,16 +11,13 @@ from ...spec.models import LEGACY_MATERIALIZATIONS
 from .context import RuleContext
 
 
-def _allowed(names: list[str]) -> set[str]:
-    """streamt's names (topic, flink, virtual_topic) allow what they run as on Spark."""
-    return {LEGACY_MATERIALIZATIONS.get(n, n) for n in names}
-
-
 def check_models(ctx: RuleContext) -> None:
     mr = ctx.project.rules.models
     tested = ctx.tested()
     pattern = ctx.regex(mr.naming_pattern, "rules.models.naming_pattern")
-    allowed = _allowed(mr.allowed_materializations) if mr.allowed_materializations is not None else None
+    allowed = None  # streamt's names (topic, flink, virtual_topic) allow what they run as on Spark
+    if mr.allowed_materializations is not None:
+        allowed = {LEGACY_MATERIALIZATIONS.get(n, n) for n in mr.allowed_materializations}
     for name, m in ctx.project.models.items():
         if not m.enabled:
             continue
