@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 EdgeType = Literal["DIRECT", "INDIRECT"]
@@ -38,7 +38,7 @@ class ColumnRef:
     column: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"relation": self.relation, "column": self.column}
+        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.relation}.{self.column}"
@@ -105,12 +105,7 @@ class LineageStep:
     subtype: EdgeSubtype
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "downstream": self.downstream.to_dict(),
-            "upstream": self.upstream.to_dict(),
-            "type": self.type,
-            "subtype": self.subtype,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, order=True)

@@ -291,10 +291,9 @@ class ModelWalker(ExprWalker):
         window = is_time_window(e)
         if window:
             return [window]
-        if isinstance(e, exp.Posexplode):
-            return ["pos", "col"]
-        if isinstance(e, exp.Explode) or e.key == "explodeouter":
-            return ["col"]
+        generated = self._generator_names(e)
+        if generated:
+            return generated
         # Spark names it after its SQL text; ours may differ in case/spacing, so the caller warns
         # when such a name reaches the model's output.
         text = e.sql(dialect="spark")
