@@ -15,7 +15,7 @@ from openlineage.client.generated.base import DatasetFacet, InputDatasetFacet
 from ..compile.modes import appends
 from ..core.loaded import LoadedProject
 from ..graph.graph import split_id
-from ..lineage.column_types import ProjectColumnLineage
+from ..lineage.column_types import ModelColumnLineage, ProjectColumnLineage
 from . import facets as F
 from .naming import DatasetId, ProjectNaming
 
@@ -112,16 +112,16 @@ class ProjectDatasets:
                 out.append(InputDataset(ds.namespace, ds.name, checks_facet, facets=facets))
         return sorted(out, key=lambda d: (d.namespace, d.name))
 
-    def output_facets(self, model: str, observed: Sequence[tuple[str, str]] = ()) -> dict[str, DatasetFacet]:
-        ds = self.naming.model(model)
-        m = self.project.models[model]
-        lineage = self.columns.models.get(model) if self.columns is not None else None
+    def _facets(self, name: str, ds: DatasetId, description: str | None, owner: str | None,
+                observed: Sequence[tuple[str, str]] = (), lineage: ModelColumnLineage | None = None,
+                ) -> dict[str, DatasetFacet]:
+        """What the project declares of a model's or source's dataset (and a model run observed)."""
         return F.compact({
-            "schema": F.schema(self.schema_of(model, observed)),
+            "schema": F.schema(self.schema_of(name, observed)),
             "symlinks": F.symlinks(ds),
             "datasetType": F.dataset_type(ds),
-            "documentation": F.dataset_documentation(m.description),
-            "ownership": F.dataset_ownership(self.owner(model)),
+            "documentation": F.dataset_documentation(description),
+            "ownership": F.dataset_ownership(owner),
             "columnLineage": F.column_lineage(lineage, self.relation),
         })
 
@@ -129,7 +129,9 @@ class ProjectDatasets:
                 size: int | None = None) -> list[OutputDataset]:
         ds = self.naming.model(model)
         stats = F.maybe({"outputStatistics": F.output_statistics(rows, size)})
-        return [OutputDataset(ds.namespace, ds.name, stats, facets=self.output_facets(model, observed))]
+        lineage = self.columns.models.get(model) if self.columns is not None else None
+        facets = self._facets(model, ds, self.project.models[model].description, self.owner(model), observed, lineage)
+        return [OutputDataset(ds.namespace, ds.name, stats, facets=facets)]
 
     def owner(self, model: str) -> str | None:
         return self.project.models[model].owner or self.project.defaults.models.owner
@@ -138,13 +140,8 @@ class ProjectDatasets:
         """A source as static datasets (one per Kafka topic), with what the project declares."""
         src = self.project.sources[name]
         owner = src.owner or self.project.defaults.sources.owner
-        return [StaticDataset(ds.namespace, ds.name, facets=F.compact({
-            "schema": F.schema(self.schema_of(name)),
-            "symlinks": F.symlinks(ds),
-            "datasetType": F.dataset_type(ds),
-            "documentation": F.dataset_documentation(src.description),
-            "ownership": F.dataset_ownership(owner),
-        })) for ds in self.relation(name)]
+        return [StaticDataset(ds.namespace, ds.name, facets=self._facets(name, ds, src.description, owner))
+                for ds in self.relation(name)]
 
     # -- jobs ------------------------------------------------------------------------------------
     def model_job(self, model: str) -> Job:

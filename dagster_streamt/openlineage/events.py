@@ -80,19 +80,16 @@ class EventBuilder:
             "jobType": F.job_type("BATCH", "JOB"),
             "documentation": F.job_documentation(self.project.info.description),
         }))
-        facets = F.compact({
-            "processing_engine": F.processing_engine("dagster"),
-            "nominalTime": F.nominal_time(run.partition_window),
-            "errorMessage": F.error_message(error) if state in (RunState.FAIL, RunState.ABORT) else None,
-        })
+        facets = self._run_facets(run, state, error, child=False)
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=job,
                         run=Run(parent_run_id(run.run_id), facets=facets), inputs=[], outputs=[])
 
-    def _child_facets(self, run: DagsterRun, state: RunState, error: str | None,
-                      stack_trace: str | None = None) -> dict[str, Any]:
+    def _run_facets(self, run: DagsterRun, state: RunState, error: str | None,
+                    stack_trace: str | None = None, *, child: bool = True) -> dict[str, Any]:
+        """Facets of a model or test run (a Spark run under the Dagster run), or of the Dagster run."""
         return F.compact({
-            "parent": F.parent(self.namespace, self.parent_job_name, parent_run_id(run.run_id)),
-            "processing_engine": F.processing_engine(),
+            "parent": F.parent(self.namespace, self.parent_job_name, parent_run_id(run.run_id)) if child else None,
+            "processing_engine": F.processing_engine("spark" if child else "dagster"),
             "nominalTime": F.nominal_time(run.partition_window),
             "errorMessage": F.error_message(error, stack_trace) if state in (RunState.FAIL, RunState.ABORT) else None,
         })
@@ -105,7 +102,7 @@ class EventBuilder:
                     assertions: Sequence[Assertion] = ()) -> RunEvent:
         ds = self.datasets
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=RunState.START, job=ds.model_job(model),
-                        run=Run(self.model_run_id(run, model), facets=self._child_facets(run, RunState.START, None)),
+                        run=Run(self.model_run_id(run, model), facets=self._run_facets(run, RunState.START, None)),
                         inputs=ds.inputs(model, assertions), outputs=ds.outputs(model))
 
     def model_end(self, run: DagsterRun, result: ModelResult, at: datetime, *,
@@ -120,7 +117,7 @@ class EventBuilder:
             outputs = ds.outputs(result.model, result.schema, result.rows_written, size)
         else:
             outputs = ds.outputs(result.model)
-        facets = self._child_facets(run, state, result.error or state.value.lower(), stack_trace)
+        facets = self._run_facets(run, state, result.error or state.value.lower(), stack_trace)
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=ds.model_job(result.model),
                         run=Run(self.model_run_id(run, result.model), facets=facets),
                         inputs=ds.inputs(result.model, assertions), outputs=outputs)
@@ -158,7 +155,7 @@ class EventBuilder:
         end_state = RunState.FAIL if failed else RunState.COMPLETE
         message = f"test {test} failed" if failed else None
         return [RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=job, inputs=inputs, outputs=[],
-                         run=Run(run_id, facets=self._child_facets(run, state, message)))
+                         run=Run(run_id, facets=self._run_facets(run, state, message)))
                 for state, at in ((RunState.START, started_at), (end_state, ended_at))]
 
 

@@ -31,16 +31,12 @@ def _index(loaded: LoadedProject) -> dict[tuple[str, str], str]:
     """(namespace, name) of every dataset identity (and symlink) -> node id."""
     naming = ProjectNaming(loaded.project)
     out: dict[tuple[str, str], str] = {}
-    for name in loaded.project.sources:
-        for ds in naming.source(name):
-            out[(ds.namespace, ds.name)] = f"source.{name}"
-            for link in ds.symlinks:
-                out.setdefault((link.namespace, link.name), f"source.{name}")
-    for name in loaded.compiled.models:
-        ds = naming.model(name)
-        out[(ds.namespace, ds.name)] = f"model.{name}"
+    found = [*((f"source.{n}", ds) for n in loaded.project.sources for ds in naming.source(n)),
+             *((f"model.{n}", naming.model(n)) for n in loaded.compiled.models)]
+    for node, ds in found:
+        out[(ds.namespace, ds.name)] = node
         for link in ds.symlinks:
-            out.setdefault((link.namespace, link.name), f"model.{name}")
+            out.setdefault((link.namespace, link.name), node)
     return out
 
 
