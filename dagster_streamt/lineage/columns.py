@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import sqlglot
 

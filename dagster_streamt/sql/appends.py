@@ -42,6 +42,13 @@ def volatile(tree: exp.Expr) -> str | None:
     return None
 
 
+def func_name(node: exp.Expr) -> str:
+    """A function call's name in upper case, as written for one sqlglot leaves anonymous."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).upper()
+    return node.sql_name().upper() if isinstance(node, exp.Func) else type(node).__name__.upper()
+
+
 def cte_names(tree: exp.Expr) -> frozenset[str]:
     return frozenset(cte.alias_or_name for cte in tree.find_all(exp.CTE))
 
