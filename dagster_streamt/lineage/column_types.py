@@ -10,23 +10,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 EdgeType = Literal["DIRECT", "INDIRECT"]
-EdgeSubtype = Literal[
-    "IDENTITY",
-    "TRANSFORMATION",
-    "AGGREGATION",
-    "JOIN",
-    "FILTER",
-    "GROUP_BY",
-    "SORT",
-    "WINDOW",
-    "CONDITIONAL",
-]
+DirectSubtype = Literal["IDENTITY", "TRANSFORMATION", "AGGREGATION"]
+IndirectSubtype = Literal["JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"]
+EdgeSubtype = DirectSubtype | IndirectSubtype
 
-DIRECT_SUBTYPES: tuple[str, ...] = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
-INDIRECT_SUBTYPES: tuple[str, ...] = ("JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL")
+DIRECT_SUBTYPES: tuple[str, ...] = get_args(DirectSubtype)
+INDIRECT_SUBTYPES: tuple[str, ...] = get_args(IndirectSubtype)
 FORMAT_VERSION = 1
 
 

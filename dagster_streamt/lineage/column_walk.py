@@ -125,9 +125,8 @@ class ModelWalker(ExprWalker):
         if cte.rel is None:
             cte.rel = DerivedRel([], [_Opaque(name)])  # guards self-reference (recursive CTE)
             rel = self.query(cte.node.this, None, cte.env)
-            alias = cte.node.args.get("alias")
-            if alias is not None and alias.columns:
-                renamed = self._rename(rel, name, [c.name for c in alias.columns])
+            if cte.node.alias_column_names:
+                renamed = self._rename(rel, name, cte.node.alias_column_names)
                 rel = renamed if isinstance(renamed, DerivedRel) else rel
             cte.rel = rel
         return cte.rel
@@ -358,9 +357,7 @@ class ModelWalker(ExprWalker):
 
     def relation(self, node: exp.Expr, scope: Scope) -> Rel:
         """A FROM/JOIN/LATERAL VIEW item as a relation (CTE, model/source, subquery, generator)."""
-        alias_node = node.args.get("alias")
-        alias = alias_node.name if alias_node is not None else ""
-        renames = [c.name for c in alias_node.columns] if alias_node is not None and alias_node.columns else []
+        alias, renames = node.alias, node.alias_column_names
         rel: Rel
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             rel = self._table(node, scope)
