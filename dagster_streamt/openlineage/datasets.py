@@ -144,26 +144,26 @@ class ProjectDatasets:
                 for ds in self.relation(name)]
 
     # -- jobs ------------------------------------------------------------------------------------
-    def model_job(self, model: str) -> Job:
-        m = self.project.models[model]
-        return Job(self.namespace, self.job_name(model), facets=F.compact({
-            "jobType": F.job_type(self.processing_type(model), "MODEL"),
-            "sql": F.sql(self.sql(model)),
-            "documentation": F.job_documentation(m.description),
-            "ownership": F.job_ownership(self.owner(model)),
-            "sourceCodeLocation": F.source_code_location(self.project, "model", model),
+    def job(self, name: str, processing: str, kind: str, description: str | None, owner: str | None = None,
+            defined_by: tuple[str, str] | None = None, sql: str | None = None) -> Job:
+        """Job ``<project>.<name>``; ``defined_by`` (kind, name) points at its YAML definition."""
+        return Job(self.namespace, self.job_name(name), facets=F.compact({
+            "jobType": F.job_type(processing, kind),
+            "sql": F.sql(sql),
+            "documentation": F.job_documentation(description),
+            "ownership": F.job_ownership(owner),
+            "sourceCodeLocation": F.source_code_location(self.project, *defined_by) if defined_by else None,
         }))
+
+    def model_job(self, model: str) -> Job:
+        return self.job(model, self.processing_type(model), "MODEL", self.project.models[model].description,
+                        self.owner(model), ("model", model), self.sql(model))
 
     def exposure_job(self, name: str) -> tuple[Job, list[InputDataset], list[OutputDataset]]:
         """An exposure (dashboard, application) as a job reading what it consumes: catalogs then show
         who depends on a model, which is what an exposure is for."""
         e = self.project.exposures[name]
-        job = Job(self.namespace, f"{self.project.name}.exposure.{name}", facets=F.compact({
-            "jobType": F.job_type("SERVICE", e.type.upper()),
-            "documentation": F.job_documentation(e.description),
-            "ownership": F.job_ownership(e.owner),
-            "sourceCodeLocation": F.source_code_location(self.project, "exposure", name),
-        }))
+        job = self.job(f"exposure.{name}", "SERVICE", e.type.upper(), e.description, e.owner, ("exposure", name))
         node = f"exposure.{name}"
         reads = [split_id(n)[1] for n in self.loaded.graph.upstream_of(node)]
         writes = [split_id(n)[1] for n in self.loaded.graph.downstream_of(node)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
+from openlineage.client.event_v2 import InputDataset, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 
 from ..core.loaded import LoadedProject
@@ -76,10 +76,7 @@ class EventBuilder:
     # -- the Dagster run -------------------------------------------------------------------------
     def run_event(self, run: DagsterRun, state: RunState, at: datetime, error: str | None = None) -> RunEvent:
         """START / COMPLETE / FAIL / ABORT of the Dagster run itself."""
-        job = Job(self.namespace, self.parent_job_name, facets=F.compact({
-            "jobType": F.job_type("BATCH", "JOB"),
-            "documentation": F.job_documentation(self.project.info.description),
-        }))
+        job = self.datasets.job("dagster_run", "BATCH", "JOB", self.project.info.description)
         facets = self._run_facets(run, state, error, child=False)
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=job,
                         run=Run(parent_run_id(run.run_id), facets=facets), inputs=[], outputs=[])
@@ -141,11 +138,7 @@ class EventBuilder:
         spec = self.project.tests[test]
         target = f"model.{spec.model}" if spec.model else f"source.{spec.source}"
         relation = spec.model or spec.source or ""
-        job = Job(self.namespace, f"{self.project.name}.test.{test}", facets=F.compact({
-            "jobType": F.job_type("BATCH", "TEST"),
-            "documentation": F.job_documentation(spec.description),
-            "sourceCodeLocation": F.source_code_location(self.project, "test", test),
-        }))
+        job = self.datasets.job(f"test.{test}", "BATCH", "TEST", spec.description, defined_by=("test", test))
         checks = [a for a in found if a.target == target]
         failed = any(not a.success and (a.severity or "error") == "error" for a in checks)
         inputs = [InputDataset(ds.namespace, ds.name, F.maybe({"dataQualityAssertions": F.assertions(checks)}),

@@ -15,7 +15,7 @@ out every shortcut, a skipped refresh of unchanged inputs included.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 from sqlglot import exp
 
@@ -94,13 +94,10 @@ def aggregate_calls(select: exp.Select) -> list[exp.Expr]:
     return found
 
 
-def _ancestors(node: exp.Expr) -> list[exp.Expr]:
-    out: list[exp.Expr] = []
-    parent = node.parent
-    while parent is not None:
-        out.append(parent)
-        parent = parent.parent
-    return out
+def _ancestors(node: exp.Expr) -> Iterator[exp.Expr]:
+    while node.parent is not None:
+        node = node.parent
+        yield node
 
 
 def aggregates_at(select: exp.Select) -> bool:
