@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, StaticDataset
-from openlineage.client.generated.base import DatasetFacet, InputDatasetFacet
+from openlineage.client.generated.base import InputDatasetFacet
 
 from ..compile.modes import appends
 from ..core.loaded import LoadedProject
 from ..graph.graph import split_id
-from ..lineage.column_types import ModelColumnLineage, ProjectColumnLineage
+from ..lineage.column_types import ProjectColumnLineage
 from . import facets as F
 from .naming import DatasetId, ProjectNaming
 
@@ -112,25 +112,13 @@ class ProjectDatasets:
                 out.append(InputDataset(ds.namespace, ds.name, checks_facet, facets=facets))
         return sorted(out, key=lambda d: (d.namespace, d.name))
 
-    def _facets(self, name: str, ds: DatasetId, description: str | None, owner: str | None,
-                observed: Sequence[tuple[str, str]] = (), lineage: ModelColumnLineage | None = None,
-                ) -> dict[str, DatasetFacet]:
-        """What the project declares of a model's or source's dataset (and a model run observed)."""
-        return F.compact({
-            "schema": F.schema(self.schema_of(name, observed)),
-            "symlinks": F.symlinks(ds),
-            "datasetType": F.dataset_type(ds),
-            "documentation": F.dataset_documentation(description),
-            "ownership": F.dataset_ownership(owner),
-            "columnLineage": F.column_lineage(lineage, self.relation),
-        })
-
     def outputs(self, model: str, observed: Sequence[tuple[str, str]] = (), rows: int | None = None,
                 size: int | None = None) -> list[OutputDataset]:
         ds = self.naming.model(model)
         stats = F.maybe({"outputStatistics": F.output_statistics(rows, size)})
         lineage = self.columns.models.get(model) if self.columns is not None else None
-        facets = self._facets(model, ds, self.project.models[model].description, self.owner(model), observed, lineage)
+        facets = F.dataset_facets(ds, self.schema_of(model, observed), self.project.models[model].description,
+                                  self.owner(model), F.column_lineage(lineage, self.relation))
         return [OutputDataset(ds.namespace, ds.name, stats, facets=facets)]
 
     def owner(self, model: str) -> str | None:
@@ -140,20 +128,17 @@ class ProjectDatasets:
         """A source as static datasets (one per Kafka topic), with what the project declares."""
         src = self.project.sources[name]
         owner = src.owner or self.project.defaults.sources.owner
-        return [StaticDataset(ds.namespace, ds.name, facets=self._facets(name, ds, src.description, owner))
+        return [StaticDataset(ds.namespace, ds.name,
+                              facets=F.dataset_facets(ds, self.schema_of(name), src.description, owner))
                 for ds in self.relation(name)]
 
     # -- jobs ------------------------------------------------------------------------------------
     def job(self, name: str, processing: str, kind: str, description: str | None, owner: str | None = None,
             defined_by: tuple[str, str] | None = None, sql: str | None = None) -> Job:
         """Job ``<project>.<name>``; ``defined_by`` (kind, name) points at its YAML definition."""
-        return Job(self.namespace, self.job_name(name), facets=F.compact({
-            "jobType": F.job_type(processing, kind),
-            "sql": F.sql(sql),
-            "documentation": F.job_documentation(description),
-            "ownership": F.job_ownership(owner),
-            "sourceCodeLocation": F.source_code_location(self.project, *defined_by) if defined_by else None,
-        }))
+        location = F.source_code_location(self.project, *defined_by) if defined_by else None
+        return Job(self.namespace, self.job_name(name),
+                   facets=F.job_facets(processing, kind, description, owner, sql, location))
 
     def model_job(self, model: str) -> Job:
         return self.job(model, self.processing_type(model), "MODEL", self.project.models[model].description,

@@ -34,6 +34,7 @@ from openlineage.client.facet_v2 import (
     sql_job,
     symlinks_dataset,
 )
+from openlineage.client.generated.base import DatasetFacet, JobFacet
 
 from .. import __version__
 from ..lineage.column_types import ColumnEdge, ModelColumnLineage
@@ -80,18 +81,20 @@ def symlinks(ds: DatasetId) -> symlinks_dataset.SymlinksDatasetFacet | None:
     return symlinks_dataset.SymlinksDatasetFacet(identifiers=ids, producer=PRODUCER)
 
 
-def dataset_type(ds: DatasetId) -> dataset_type_dataset.DatasetTypeDatasetFacet:
-    return dataset_type_dataset.DatasetTypeDatasetFacet(datasetType=ds.kind, producer=PRODUCER)
-
-
-def dataset_documentation(text: str | None) -> documentation_dataset.DocumentationDatasetFacet | None:
-    return documentation_dataset.DocumentationDatasetFacet(description=text, producer=PRODUCER) if text else None
-
-
-def dataset_ownership(owner: str | None) -> ownership_dataset.OwnershipDatasetFacet | None:
-    if not owner:
-        return None
-    return ownership_dataset.OwnershipDatasetFacet(owners=[ownership_dataset.Owner(name=owner)], producer=PRODUCER)
+def dataset_facets(ds: DatasetId, columns: Sequence[tuple[str, str | None, str | None]], description: str | None,
+                   owner: str | None, lineage: Any = None) -> dict[str, DatasetFacet]:
+    """What the project declares of a dataset (``columns`` as in :func:`schema`); ``lineage`` is a
+    model's :func:`column_lineage`."""
+    return compact({
+        "schema": schema(columns),
+        "symlinks": symlinks(ds),
+        "datasetType": dataset_type_dataset.DatasetTypeDatasetFacet(datasetType=ds.kind, producer=PRODUCER),
+        "documentation": documentation_dataset.DocumentationDatasetFacet(description=description, producer=PRODUCER)
+        if description else None,
+        "ownership": ownership_dataset.OwnershipDatasetFacet(owners=[ownership_dataset.Owner(name=owner)],
+                                                             producer=PRODUCER) if owner else None,
+        "columnLineage": lineage,
+    })
 
 
 def output_statistics(rows: int | None, size: int | None = None) -> Any:
@@ -176,23 +179,19 @@ def assertions(found: Sequence[Assertion]) -> data_quality_assertions_dataset.Da
 
 
 # -- jobs ----------------------------------------------------------------------------------------
-def job_type(processing: str, kind: str) -> job_type_job.JobTypeJobFacet:
-    return job_type_job.JobTypeJobFacet(processingType=processing, integration=INTEGRATION, jobType=kind,
-                                        producer=PRODUCER)
-
-
-def sql(query: str | None) -> sql_job.SQLJobFacet | None:
-    return sql_job.SQLJobFacet(query=query, dialect="spark", producer=PRODUCER) if query else None
-
-
-def job_documentation(text: str | None) -> documentation_job.DocumentationJobFacet | None:
-    return documentation_job.DocumentationJobFacet(description=text, producer=PRODUCER) if text else None
-
-
-def job_ownership(owner: str | None) -> ownership_job.OwnershipJobFacet | None:
-    if not owner:
-        return None
-    return ownership_job.OwnershipJobFacet(owners=[ownership_job.Owner(name=owner)], producer=PRODUCER)
+def job_facets(processing: str, kind: str, description: str | None, owner: str | None = None,
+               query: str | None = None, location: Any = None) -> dict[str, JobFacet]:
+    """A job's type, SQL, documentation and owner; ``location`` is its :func:`source_code_location`."""
+    return compact({
+        "jobType": job_type_job.JobTypeJobFacet(processingType=processing, integration=INTEGRATION, jobType=kind,
+                                                producer=PRODUCER),
+        "sql": sql_job.SQLJobFacet(query=query, dialect="spark", producer=PRODUCER) if query else None,
+        "documentation": documentation_job.DocumentationJobFacet(description=description, producer=PRODUCER)
+        if description else None,
+        "ownership": ownership_job.OwnershipJobFacet(owners=[ownership_job.Owner(name=owner)], producer=PRODUCER)
+        if owner else None,
+        "sourceCodeLocation": location,
+    })
 
 
 def source_code_location(project: Project, kind: str, name: str) -> Any:
