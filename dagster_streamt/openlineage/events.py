@@ -84,12 +84,10 @@ class EventBuilder:
     def _run_facets(self, run: DagsterRun, state: RunState, error: str | None,
                     stack_trace: str | None = None, *, child: bool = True) -> dict[str, Any]:
         """Facets of a model or test run (a Spark run under the Dagster run), or of the Dagster run."""
-        return F.compact({
-            "parent": F.parent(self.namespace, self.parent_job_name, parent_run_id(run.run_id)) if child else None,
-            "processing_engine": F.processing_engine("spark" if child else "dagster"),
-            "nominalTime": F.nominal_time(run.partition_window),
-            "errorMessage": F.error_message(error, stack_trace) if state in (RunState.FAIL, RunState.ABORT) else None,
-        })
+        parent = F.parent(self.namespace, self.parent_job_name, parent_run_id(run.run_id)) if child else None
+        failed = state in (RunState.FAIL, RunState.ABORT)
+        return F.run_facets("spark" if child else "dagster", run.partition_window, error if failed else None,
+                            stack_trace, parent)
 
     # -- model runs ------------------------------------------------------------------------------
     def model_run_id(self, run: DagsterRun, model: str) -> str:

@@ -34,7 +34,7 @@ from openlineage.client.facet_v2 import (
     sql_job,
     symlinks_dataset,
 )
-from openlineage.client.generated.base import DatasetFacet, JobFacet
+from openlineage.client.generated.base import DatasetFacet, JobFacet, RunFacet
 
 from .. import __version__
 from ..lineage.column_types import ColumnEdge, ModelColumnLineage
@@ -214,13 +214,6 @@ def package_version(package: str) -> str:
         return "unknown"
 
 
-def processing_engine(name: str = "spark") -> processing_engine_run.ProcessingEngineRunFacet:
-    """``spark`` for model runs; ``dagster`` for the Dagster run that schedules them."""
-    return processing_engine_run.ProcessingEngineRunFacet(
-        version=package_version("pyspark" if name == "spark" else name), name=name,
-        openlineageAdapterVersion=__version__, producer=PRODUCER)
-
-
 def parent(namespace: str, job_name: str, run_id: str) -> parent_run.ParentRunFacet:
     """The Dagster run is both parent and root of a model run."""
     return parent_run.ParentRunFacet(
@@ -231,15 +224,18 @@ def parent(namespace: str, job_name: str, run_id: str) -> parent_run.ParentRunFa
         producer=PRODUCER)
 
 
-def nominal_time(window: tuple[datetime, datetime] | None) -> nominal_time_run.NominalTimeRunFacet | None:
-    if window is None:
-        return None
-    return nominal_time_run.NominalTimeRunFacet(nominalStartTime=iso(window[0]), nominalEndTime=iso(window[1]),
-                                                producer=PRODUCER)
-
-
-def error_message(message: str | None, stack_trace: str | None = None) -> Any:
-    if not message:
-        return None
-    return error_message_run.ErrorMessageRunFacet(message=message, programmingLanguage="PYTHON",
-                                                  stackTrace=stack_trace, producer=PRODUCER)
+def run_facets(engine: str, window: tuple[datetime, datetime] | None, error: str | None,
+               stack_trace: str | None = None, parent_facet: parent_run.ParentRunFacet | None = None,
+               ) -> dict[str, RunFacet]:
+    """``engine``: ``spark`` for model runs, ``dagster`` for the Dagster run that schedules them;
+    ``window`` (start, end) becomes ``nominalTime``; ``error``: the message of a run that failed."""
+    return compact({
+        "parent": parent_facet,
+        "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
+            version=package_version("pyspark" if engine == "spark" else engine), name=engine,
+            openlineageAdapterVersion=__version__, producer=PRODUCER),
+        "nominalTime": nominal_time_run.NominalTimeRunFacet(
+            nominalStartTime=iso(window[0]), nominalEndTime=iso(window[1]), producer=PRODUCER) if window else None,
+        "errorMessage": error_message_run.ErrorMessageRunFacet(
+            message=error, programmingLanguage="PYTHON", stackTrace=stack_trace, producer=PRODUCER) if error else None,
+    })
