@@ -167,16 +167,12 @@ class ProjectColumnLineage:
         ``direct_only`` follows only DIRECT edges (where the value comes from); ``include_dataset``
         also follows the model-wide JOIN/FILTER/GROUP_BY/SORT inputs of every model on the way.
         """
-        start = ColumnRef(model, column)
 
         def step(ref: ColumnRef) -> list[tuple[ColumnRef, LineageStep]]:
-            return [
-                (e.source, LineageStep(ref, e.source, e.type, e.subtype))
-                for e in self._edges_of(ref, include_dataset)
-                if not (direct_only and e.type != "DIRECT")
-            ]
+            edges = self._edges_of(ref, include_dataset)
+            return [(e.source, LineageStep(ref, e.source, e.type, e.subtype)) for e in edges]
 
-        return _bfs(start, step)
+        return _bfs(ColumnRef(model, column), step, direct_only)
 
     def downstream(
         self, model: str, column: str, *, direct_only: bool = False, include_dataset: bool = False
@@ -185,13 +181,9 @@ class ProjectColumnLineage:
         rev = self._reverse_index(include_dataset)
 
         def step(ref: ColumnRef) -> list[tuple[ColumnRef, LineageStep]]:
-            return [
-                (tgt, LineageStep(tgt, ref, t, s))  # type: ignore[arg-type]
-                for tgt, t, s in rev.get(ref, ())
-                if not (direct_only and t != "DIRECT")
-            ]
+            return [(tgt, LineageStep(tgt, ref, t, s)) for tgt, t, s in rev.get(ref, ())]  # type: ignore[arg-type]
 
-        return _bfs(ColumnRef(model, column), step)
+        return _bfs(ColumnRef(model, column), step, direct_only)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -206,8 +198,9 @@ class ProjectColumnLineage:
         return cls({k: ModelColumnLineage.from_dict(v) for k, v in sorted(data["models"].items())})
 
 
-def _bfs(start: ColumnRef, step: Any) -> list[LineageHit]:
-    """Breadth-first walk; one hit per reached column with the first (shortest) path found.
+def _bfs(start: ColumnRef, step: Any, direct_only: bool) -> list[LineageHit]:
+    """Breadth-first walk; one hit per reached column with the first (shortest) path found
+    (``direct_only``: along DIRECT steps only).
 
     Neighbours are visited in sorted order so that the chosen path is deterministic.
     """
@@ -217,7 +210,7 @@ def _bfs(start: ColumnRef, step: Any) -> list[LineageHit]:
     while queue:
         ref, path = queue.popleft()
         for nxt, st in sorted(step(ref), key=lambda p: (p[0], p[1])):
-            if nxt in seen:
+            if nxt in seen or (direct_only and st.type != "DIRECT"):
                 continue
             seen.add(nxt)
             new_path = (*path, st)
