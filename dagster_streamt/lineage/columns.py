@@ -76,11 +76,8 @@ def analyze_columns(
     """
     declared = dict(declared_columns or {})
     catalog = _Catalog([*models, *(s for s in source_schemas if s not in models)])
-    for name, cols in source_schemas.items():
-        if name not in models:
-            catalog.schemas[name] = list(cols or ()) or None
-    for name in models:
-        catalog.schemas[name] = list(declared.get(name) or ()) or None
+    for name, cols in [*source_schemas.items(), *((n, declared.get(n)) for n in models)]:  # a model wins
+        catalog.schemas[name] = list(cols or ()) or None
 
     sequence = list(dict.fromkeys(n for n in order if n in models))
     listed = set(sequence)

@@ -4,7 +4,7 @@ ran (ours, or any producer's such as the OpenLineage Spark listener), by dataset
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..core.loaded import LoadedProject
@@ -22,9 +22,7 @@ class LineageDiff:
     bad_lines: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"observed_only": [list(e) for e in self.observed_only],
-                "declared_only": [list(e) for e in self.declared_only], "never_ran": self.never_ran,
-                "events": self.events, "bad_lines": self.bad_lines}
+        return asdict(self)
 
 
 def _index(loaded: LoadedProject) -> dict[tuple[str, str], str]:

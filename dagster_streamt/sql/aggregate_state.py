@@ -29,8 +29,9 @@ from sqlglot import exp
 from .appends import aggregate_calls, aggregates_at, func_name
 
 STATE = "__streamt_state__"  # the relation the final query reads
-_MERGE = {exp.Count: "sum", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.CountIf: "sum",
-          exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or"}
+_MERGE: dict[type[exp.Expr], str] = {exp.Count: "sum", exp.Sum: "sum", exp.Min: "min", exp.Max: "max",
+                                     exp.CountIf: "sum", exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
+                                     exp.Any: "bool_or"}  # by exact class
 _ANONYMOUS_MERGE = {"EVERY": "bool_and", "BOOL_AND": "bool_and", "SOME": "bool_or", "BOOL_OR": "bool_or"}
 _GROUP_WINDOWS = {"WINDOW": "window"}  # tumbling and sliding windows: a row's windows never change
 
@@ -159,9 +160,8 @@ class _Builder:
             self.counts.add(count.name)
             self.finals[text] = _fn("try_divide", total, count)
             return None
-        merge = next((m for cls, m in _MERGE.items() if type(node) is cls), None) or \
-            (_ANONYMOUS_MERGE.get(func_name(node)) if isinstance(node, exp.Anonymous) else None) or \
-            ("bool_or" if isinstance(node, exp.Any) else None)
+        anonymous = _ANONYMOUS_MERGE.get(func_name(node)) if isinstance(node, exp.Anonymous) else None
+        merge = _MERGE.get(type(node)) or anonymous
         if merge is None:
             spelled = node.sql(dialect="spark").split("(", 1)[0].lower()  # as the user wrote it
             return f"aggregate {spelled}() cannot be merged"
