@@ -144,9 +144,8 @@ class ProjectColumnLineage:
 
     def _reverse_index(self, include_dataset: bool) -> _Adjacency:
         """Built on first ``downstream`` call: edges are stored upstream-pointing only."""
-        cached = self._reverse.get(include_dataset)
-        if cached is not None:
-            return cached
+        if include_dataset in self._reverse:
+            return self._reverse[include_dataset]
         rev: _Adjacency = {}
         for name in sorted(self.models):
             m = self.models[name]

@@ -8,6 +8,7 @@ run-time facts (output schema, row counts) are passed in by the run event builde
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, StaticDataset
 from openlineage.client.generated.base import InputDatasetFacet
@@ -33,7 +34,6 @@ class ProjectDatasets:
         self.naming = ProjectNaming(loaded.project, namespace)
         self.namespace = self.naming.namespace
         self.columns = columns
-        self._types: dict[tuple[str, str], str] | None = None
 
     # -- names -----------------------------------------------------------------------------------
     def job_name(self, model: str) -> str:
@@ -73,15 +73,13 @@ class ProjectDatasets:
         return cm.sql or (f"SELECT * FROM `{cm.from_}`" if cm.from_ else None)  # a sink passes its input on
 
     # -- schemas ---------------------------------------------------------------------------------
+    @cached_property
     def _inferred(self) -> dict[tuple[str, str], str]:
-        if self._types is None:
-            if self.columns is None:
-                self._types = {}
-            else:
-                from ..lineage.project_columns import inferred_types  # sqlglot: only with column lineage
+        if self.columns is None:
+            return {}
+        from ..lineage.project_columns import inferred_types  # sqlglot: only with column lineage
 
-                self._types = inferred_types(self.loaded, self.columns)
-        return self._types
+        return inferred_types(self.loaded, self.columns)
 
     def schema_of(self, name: str, observed: Sequence[tuple[str, str]] = ()) -> Columns:
         """Observed (run result) columns when given, else declared ones, else the SELECT list with
@@ -96,7 +94,7 @@ class ProjectDatasets:
         names = list(cm.output_columns or ()) if cm else []
         if not names and self.columns is not None and name in self.columns.models:
             names = list(self.columns.models[name].columns)
-        types = self._inferred()
+        types = self._inferred
         return [(n, types.get((name, n)), None) for n in names]
 
     # -- datasets --------------------------------------------------------------------------------
