@@ -129,11 +129,10 @@ class _Builder:
 
         def partial(agg: exp.Expr, merge: str) -> exp.Expr:
             name = f"_streamt_a{len(self.partials)}"
-            whole = unit.copy()
-            if unit is not node:
+            whole = agg
+            if unit is not node:  # the aggregate keeps its FILTER (WHERE ...)
+                whole = unit.copy()
                 whole.set("this", agg)
-            else:
-                whole = agg
             self.partials.append((name, whole, merge))
             return _col(name)
 
@@ -189,7 +188,7 @@ class _Builder:
         columns = {name for name, k in self.keys if isinstance(k, exp.Column)}
         structs = {name for name, k in self.keys if not isinstance(k, exp.Column) and not name.startswith("_")}
         # a global aggregate of no rows keeps no group: its counts come back NULL from the state's merge
-        zero = {name for name in self.counts} if self.distinct and not self.keys else set()
+        zero = set(self.counts) if self.distinct and not self.keys else set()
 
         def replace(node: exp.Expr) -> exp.Expr:  # pre-order: a replaced node's children are not visited
             if isinstance(node, exp.Filter | exp.AggFunc | exp.Anonymous | exp.Any):
