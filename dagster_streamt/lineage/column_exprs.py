@@ -38,15 +38,12 @@ _ANON_AGGS = frozenset(
 # sqlglot models these window functions as AggFunc, but they pick a row's value, not aggregate.
 _VALUE_PICKERS: tuple[type, ...] = (exp.Lag, exp.Lead, exp.NthValue, exp.FirstValue, exp.LastValue)
 
-# Spark time-window functions (the front end restores their names after parsing).
-TIME_WINDOW_FUNCS = {"window": "window", "session_window": "session_window"}
-
 
 def is_time_window(node: exp.Expr) -> str | None:
-    """Output name of Spark's ``window(...)``/``session_window(...)`` call, else None."""
-    if isinstance(node, exp.Anonymous):
-        return TIME_WINDOW_FUNCS.get(node.name.lower())
-    return None
+    """Output name of Spark's ``window(...)``/``session_window(...)`` call (the front end restores
+    their names after parsing), else None."""
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else None
+    return name if name in ("window", "session_window") else None
 
 
 def is_agg(node: exp.Expr) -> bool:

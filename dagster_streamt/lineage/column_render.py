@@ -41,27 +41,31 @@ def _tree_lines(hits: list[LineageHit], lineage: ProjectColumnLineage, upstream:
     return lines
 
 
+def _hits(lineage: ProjectColumnLineage, model: str, column: str, upstream: bool, downstream: bool,
+          direct_only: bool) -> dict[str, list[LineageHit]]:
+    """The traversals asked for, by direction ("upstream", "downstream")."""
+    found: dict[str, list[LineageHit]] = {}
+    if upstream:
+        found["upstream"] = lineage.upstream(model, column, direct_only=direct_only)
+    if downstream:
+        found["downstream"] = lineage.downstream(model, column, direct_only=direct_only)
+    return found
+
+
 def column_ascii(lineage: ProjectColumnLineage, model: str, column: str, upstream: bool, downstream: bool,
                  direct_only: bool) -> str:
     out = [f"Column lineage for: {model}.{column}"]
-    if upstream:
-        hits = lineage.upstream(model, column, direct_only=direct_only)
-        out.append("Upstream:")
-        out.extend(_tree_lines(hits, lineage, True) or ["  (none)"])
-    if downstream:
-        hits = lineage.downstream(model, column, direct_only=direct_only)
-        out.append("Downstream:")
-        out.extend(_tree_lines(hits, lineage, False) or ["  (none)"])
+    for direction, hits in _hits(lineage, model, column, upstream, downstream, direct_only).items():
+        out.append(f"{direction.capitalize()}:")
+        out.extend(_tree_lines(hits, lineage, direction == "upstream") or ["  (none)"])
     return "\n".join(out)
 
 
 def column_json(lineage: ProjectColumnLineage, model: str, column: str, upstream: bool, downstream: bool,
                 direct_only: bool) -> str:
     doc: dict[str, Any] = {"column": f"{model}.{column}"}
-    if upstream:
-        doc["upstream"] = [h.to_dict() for h in lineage.upstream(model, column, direct_only=direct_only)]
-    if downstream:
-        doc["downstream"] = [h.to_dict() for h in lineage.downstream(model, column, direct_only=direct_only)]
+    for direction, hits in _hits(lineage, model, column, upstream, downstream, direct_only).items():
+        doc[direction] = [h.to_dict() for h in hits]
     return json.dumps(doc, indent=2, sort_keys=True)
 
 
@@ -72,14 +76,9 @@ def _mid(ref: str) -> str:
 def column_mermaid(lineage: ProjectColumnLineage, model: str, column: str, upstream: bool, downstream: bool,
                    direct_only: bool) -> str:
     steps = set()
-    hits = []
-    if upstream:
-        hits += lineage.upstream(model, column, direct_only=direct_only)
-    if downstream:
-        hits += lineage.downstream(model, column, direct_only=direct_only)
     nodes = {f"{model}.{column}"}
-    for h in hits:
-        for s in h.path:
+    for hits in _hits(lineage, model, column, upstream, downstream, direct_only).values():
+        for s in (step for h in hits for step in h.path):
             steps.add((str(s.upstream), str(s.downstream), f"{s.type} {s.subtype}"))
             nodes |= {str(s.upstream), str(s.downstream)}
     lines = ["graph LR"]

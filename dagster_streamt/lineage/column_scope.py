@@ -133,11 +133,6 @@ class DerivedRel(Rel):
             hits = [p for p in self.passthrough if p.probe(name) == MAYBE]
         return hits[0].lookup(name) if len(hits) == 1 else None
 
-    def renamed(self, alias: str, names: list[str]) -> DerivedRel:
-        """Apply a column alias list ``AS t(a, b)`` positionally."""
-        items = [(new, edges) for new, (_, edges) in zip(names, self.items, strict=False)]
-        return DerivedRel(items, None, self.dataset, alias)
-
 
 class MergedRel(Rel):
     """Union of branches whose column lists are unknown: columns are matched by name in each."""

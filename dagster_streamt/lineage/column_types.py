@@ -9,24 +9,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, get_args
 
 EdgeType = Literal["DIRECT", "INDIRECT"]
-EdgeSubtype = Literal[
-    "IDENTITY",
-    "TRANSFORMATION",
-    "AGGREGATION",
-    "JOIN",
-    "FILTER",
-    "GROUP_BY",
-    "SORT",
-    "WINDOW",
-    "CONDITIONAL",
-]
+DirectSubtype = Literal["IDENTITY", "TRANSFORMATION", "AGGREGATION"]
+IndirectSubtype = Literal["JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"]
+EdgeSubtype = DirectSubtype | IndirectSubtype
 
-DIRECT_SUBTYPES: tuple[str, ...] = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
-INDIRECT_SUBTYPES: tuple[str, ...] = ("JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL")
+DIRECT_SUBTYPES: tuple[str, ...] = get_args(DirectSubtype)
+INDIRECT_SUBTYPES: tuple[str, ...] = get_args(IndirectSubtype)
 FORMAT_VERSION = 1
 
 
@@ -38,7 +30,7 @@ class ColumnRef:
     column: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"relation": self.relation, "column": self.column}
+        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.relation}.{self.column}"
@@ -105,12 +97,7 @@ class LineageStep:
     subtype: EdgeSubtype
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "downstream": self.downstream.to_dict(),
-            "upstream": self.upstream.to_dict(),
-            "type": self.type,
-            "subtype": self.subtype,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, order=True)
@@ -157,9 +144,8 @@ class ProjectColumnLineage:
 
     def _reverse_index(self, include_dataset: bool) -> _Adjacency:
         """Built on first ``downstream`` call: edges are stored upstream-pointing only."""
-        cached = self._reverse.get(include_dataset)
-        if cached is not None:
-            return cached
+        if include_dataset in self._reverse:
+            return self._reverse[include_dataset]
         rev: _Adjacency = {}
         for name in sorted(self.models):
             m = self.models[name]
@@ -180,16 +166,12 @@ class ProjectColumnLineage:
         ``direct_only`` follows only DIRECT edges (where the value comes from); ``include_dataset``
         also follows the model-wide JOIN/FILTER/GROUP_BY/SORT inputs of every model on the way.
         """
-        start = ColumnRef(model, column)
 
         def step(ref: ColumnRef) -> list[tuple[ColumnRef, LineageStep]]:
-            return [
-                (e.source, LineageStep(ref, e.source, e.type, e.subtype))
-                for e in self._edges_of(ref, include_dataset)
-                if not (direct_only and e.type != "DIRECT")
-            ]
+            edges = self._edges_of(ref, include_dataset)
+            return [(e.source, LineageStep(ref, e.source, e.type, e.subtype)) for e in edges]
 
-        return _bfs(start, step)
+        return _bfs(ColumnRef(model, column), step, direct_only)
 
     def downstream(
         self, model: str, column: str, *, direct_only: bool = False, include_dataset: bool = False
@@ -198,13 +180,9 @@ class ProjectColumnLineage:
         rev = self._reverse_index(include_dataset)
 
         def step(ref: ColumnRef) -> list[tuple[ColumnRef, LineageStep]]:
-            return [
-                (tgt, LineageStep(tgt, ref, t, s))  # type: ignore[arg-type]
-                for tgt, t, s in rev.get(ref, ())
-                if not (direct_only and t != "DIRECT")
-            ]
+            return [(tgt, LineageStep(tgt, ref, t, s)) for tgt, t, s in rev.get(ref, ())]  # type: ignore[arg-type]
 
-        return _bfs(ColumnRef(model, column), step)
+        return _bfs(ColumnRef(model, column), step, direct_only)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -219,8 +197,9 @@ class ProjectColumnLineage:
         return cls({k: ModelColumnLineage.from_dict(v) for k, v in sorted(data["models"].items())})
 
 
-def _bfs(start: ColumnRef, step: Any) -> list[LineageHit]:
-    """Breadth-first walk; one hit per reached column with the first (shortest) path found.
+def _bfs(start: ColumnRef, step: Any, direct_only: bool) -> list[LineageHit]:
+    """Breadth-first walk; one hit per reached column with the first (shortest) path found
+    (``direct_only``: along DIRECT steps only).
 
     Neighbours are visited in sorted order so that the chosen path is deterministic.
     """
@@ -230,7 +209,7 @@ def _bfs(start: ColumnRef, step: Any) -> list[LineageHit]:
     while queue:
         ref, path = queue.popleft()
         for nxt, st in sorted(step(ref), key=lambda p: (p[0], p[1])):
-            if nxt in seen:
+            if nxt in seen or (direct_only and st.type != "DIRECT"):
                 continue
             seen.add(nxt)
             new_path = (*path, st)

@@ -19,7 +19,6 @@ from dagster_streamt.lineage.column_scope import (
     EMPTY,
     IDENTITY,
     INDIRECT,
-    MAYBE,
     BaseRel,
     DerivedRel,
     Edge,
@@ -63,18 +62,9 @@ class _Cte:
         self.rel: DerivedRel | None = None
 
 
-class _Opaque(Rel):
+def _opaque(alias: str) -> Rel:
     """A relation we cannot analyze (already warned about): may have any column, yields no edges."""
-
-    def __init__(self, alias: str) -> None:
-        self.alias = alias
-        self.columns = None
-
-    def probe(self, name: str) -> int:
-        return MAYBE
-
-    def lookup(self, name: str) -> Edges | None:
-        return EMPTY
+    return GeneratorRel(alias, None, EMPTY)
 
 
 def star_items(rel: Rel) -> list[tuple[str, Edges]] | None:
@@ -106,7 +96,7 @@ class ModelWalker(ExprWalker):
         if isinstance(node, exp.Values):
             return self._values(node)
         self.warn(f"unsupported query construct {node.key.upper()}")
-        return DerivedRel([], [_Opaque(node.key)])
+        return DerivedRel([], [_opaque(node.key)])
 
     def _with(self, node: exp.Expr, ctes: dict[str, _Cte]) -> dict[str, _Cte]:
         with_ = node.args.get("with_")
@@ -123,11 +113,10 @@ class ModelWalker(ExprWalker):
 
     def _cte_rel(self, cte: _Cte, name: str) -> DerivedRel:
         if cte.rel is None:
-            cte.rel = DerivedRel([], [_Opaque(name)])  # guards self-reference (recursive CTE)
+            cte.rel = DerivedRel([], [_opaque(name)])  # guards self-reference (recursive CTE)
             rel = self.query(cte.node.this, None, cte.env)
-            alias = cte.node.args.get("alias")
-            if alias is not None and alias.columns:
-                renamed = self._rename(rel, name, [c.name for c in alias.columns])
+            if cte.node.alias_column_names:
+                renamed = self._rename(rel, name, cte.node.alias_column_names)
                 rel = renamed if isinstance(renamed, DerivedRel) else rel
             cte.rel = rel
         return cte.rel
@@ -291,10 +280,9 @@ class ModelWalker(ExprWalker):
         window = is_time_window(e)
         if window:
             return [window]
-        if isinstance(e, exp.Posexplode):
-            return ["pos", "col"]
-        if isinstance(e, exp.Explode) or e.key == "explodeouter":
-            return ["col"]
+        generated = self._generator_names(e)
+        if generated:
+            return generated
         # Spark names it after its SQL text; ours may differ in case/spacing, so the caller warns
         # when such a name reaches the model's output.
         text = e.sql(dialect="spark")
@@ -359,9 +347,7 @@ class ModelWalker(ExprWalker):
 
     def relation(self, node: exp.Expr, scope: Scope) -> Rel:
         """A FROM/JOIN/LATERAL VIEW item as a relation (CTE, model/source, subquery, generator)."""
-        alias_node = node.args.get("alias")
-        alias = alias_node.name if alias_node is not None else ""
-        renames = [c.name for c in alias_node.columns] if alias_node is not None and alias_node.columns else []
+        alias, renames = node.alias, node.alias_column_names
         rel: Rel
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             rel = self._table(node, scope)
@@ -382,10 +368,10 @@ class ModelWalker(ExprWalker):
             rel = self._values(node)
         else:
             self.warn(f"unsupported relation {node.sql(dialect='spark')[:80]!r}: its columns are unknown")
-            return _Opaque(alias or node.key)
+            return _opaque(alias or node.key)
         if isinstance(node, exp.Table) and node.args.get("pivots"):
             self.warn(f"PIVOT/UNPIVOT on '{alias}' is not analyzed: its columns are unknown")
-            return _Opaque(alias)
+            return _opaque(alias)
         if renames:
             rel = self._rename(rel, alias, renames)
         if isinstance(rel, DerivedRel):
@@ -399,7 +385,7 @@ class ModelWalker(ExprWalker):
         args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
         data = args[0] if args else None
         base_name = data.name if isinstance(data, exp.Column) else ""
-        base = self._table(exp.to_table(base_name), scope) if base_name else _Opaque("tvf")
+        base = self._table(exp.to_table(base_name), scope) if base_name else _opaque("tvf")
         descriptor = args[1] if len(args) > 1 else None
         ts = descriptor.expressions[0] if isinstance(descriptor, exp.Anonymous) and descriptor.expressions else None
         found = base.lookup(ts.name) if isinstance(ts, exp.Column) else None

@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import sqlglot
 
-from dagster_streamt.lineage.column_scope import Edges
+from dagster_streamt.lineage.column_scope import DerivedRel, Edges
 from dagster_streamt.lineage.column_types import (
     FORMAT_VERSION,
     ColumnEdge,
@@ -75,11 +76,8 @@ def analyze_columns(
     """
     declared = dict(declared_columns or {})
     catalog = _Catalog([*models, *(s for s in source_schemas if s not in models)])
-    for name, cols in source_schemas.items():
-        if name not in models:
-            catalog.schemas[name] = list(cols or ()) or None
-    for name in models:
-        catalog.schemas[name] = list(declared.get(name) or ()) or None
+    for name, cols in [*source_schemas.items(), *((n, declared.get(n)) for n in models)]:  # a model wins
+        catalog.schemas[name] = list(cols or ()) or None
 
     sequence = list(dict.fromkeys(n for n in order if n in models))
     listed = set(sequence)
@@ -89,9 +87,7 @@ def analyze_columns(
         lineage, schema = _analyze_model(name, models[name], catalog, declared.get(name))
         if name in late:
             warning = f"{name}: model is not in the topological order; analyzed last"
-            lineage = ModelColumnLineage(
-                lineage.model, lineage.columns, lineage.fields, lineage.dataset, (*lineage.warnings, warning)
-            )
+            lineage = replace(lineage, warnings=(*lineage.warnings, warning))
         results[name] = lineage
         catalog.schemas[name] = schema
     return ProjectColumnLineage({k: results[k] for k in sorted(results)})
@@ -103,21 +99,24 @@ def _analyze_model(
     """Lineage of one model, plus the column list downstream models should see (None = unknown)."""
     declared_list = list(declared or [])
     walker = ModelWalker(name, catalog)
-    if not isinstance(sql, str):
-        walker.warn("model has no SQL; column lineage unknown")
-        return _fallback(name, declared_list, walker), declared_list or None
-    query = parse_query(sql).tree
-    if query is None:
-        walker.warn(f"could not parse SQL ({parse_query(sql).error}); column lineage unknown")
-        return _fallback(name, declared_list, walker), declared_list or None
-    try:
-        rel = walker.query(query, None, {})
-    except RecursionError:
-        walker.warn("query is nested too deeply to analyze; column lineage unknown")
-        return _fallback(name, declared_list, walker), declared_list or None
-    except Exception as exc:  # never raise on user SQL: report and continue with the project
-        walker.warn(f"internal error analyzing columns ({type(exc).__name__}: {exc}); column lineage unknown")
-        return _fallback(name, declared_list, walker), declared_list or None
+    rel: DerivedRel | None = None
+    parsed = parse_query(sql) if isinstance(sql, str) else None
+    if parsed is None:
+        problem = "model has no SQL"
+    elif parsed.tree is None:
+        problem = f"could not parse SQL ({parsed.error})"
+    else:
+        try:
+            rel = walker.query(parsed.tree, None, {})
+        except RecursionError:
+            problem = "query is nested too deeply to analyze"
+        except Exception as exc:  # never raise on user SQL: report and continue with the project
+            problem = f"internal error analyzing columns ({type(exc).__name__}: {exc})"
+    if rel is None:
+        walker.warn(f"{problem}; column lineage unknown")
+        fallback = ModelColumnLineage(name, tuple(declared_list), {c: () for c in declared_list}, (),
+                                      tuple(walker.warnings))
+        return fallback, declared_list or None
 
     fields: dict[str, Edges] = {}
     columns: list[str]
@@ -144,7 +143,7 @@ def _analyze_model(
             fields[col] = found or frozenset()
         schema = columns
     else:
-        columns = [c for c in dict.fromkeys(n for n, _ in rel.items)]
+        columns = list(dict.fromkeys(n for n, _ in rel.items))
         fields = {c: rel.lookup(c) or frozenset() for c in columns}
         walker.warn(
             "output columns are not fully known (SELECT * over a relation with unknown columns); "
@@ -168,16 +167,6 @@ def _analyze_model(
 
 def _edges(edges: Edges) -> tuple[ColumnEdge, ...]:
     return tuple(ColumnEdge(ColumnRef(r, c), t, s) for r, c, t, s in sorted(edges))  # type: ignore[arg-type]
-
-
-def _fallback(name: str, declared: list[str], walker: ModelWalker) -> ModelColumnLineage:
-    return ModelColumnLineage(
-        model=name,
-        columns=tuple(declared),
-        fields={c: () for c in declared},
-        dataset=(),
-        warnings=tuple(walker.warnings),
-    )
 
 
 def lineage_cache_key(

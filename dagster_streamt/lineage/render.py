@@ -60,19 +60,15 @@ def ascii_focus(graph: Graph, nid: str, upstream: bool, downstream: bool, depth:
                 annotate: Annotate | None = None, footer: str | None = None) -> str:
     """``annotate`` appends text to a node's label (e.g. its last run); ``footer`` ends the view."""
     node = graph.nodes[nid]
-    out = [f"Lineage for: {node.name}"]
-    if upstream:
-        out.append("Upstream:")
+
+    def section(up: bool) -> list[str]:
         lines: list[str] = []
-        _tree(graph, nid, True, None, "  ", lines, set(), depth, annotate)
-        out.extend(lines or ["  (none)"])
-    out.append(f"{label(node)} {HERE}")
+        _tree(graph, nid, up, None, "  ", lines, set(), depth, annotate)
+        return ["Upstream:" if up else "Downstream:", *(lines or ["  (none)"])]
+
+    out = [f"Lineage for: {node.name}", *(section(True) if upstream else []), f"{label(node)} {HERE}"]
     if downstream:
-        out.append("Downstream:")
-        lines = []
-        _tree(graph, nid, False, None, "  ", lines, set(), depth, annotate)
-        out.extend(lines or ["  (none)"])
-        out.append("")
+        out += [*section(False), ""]
         out.append(impact(graph, nid).sentence(node.name))
     if footer:
         out.append(footer)

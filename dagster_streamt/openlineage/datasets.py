@@ -8,9 +8,10 @@ run-time facts (output schema, row counts) are passed in by the run event builde
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, StaticDataset
-from openlineage.client.generated.base import DatasetFacet, InputDatasetFacet
+from openlineage.client.generated.base import InputDatasetFacet
 
 from ..compile.modes import appends
 from ..core.loaded import LoadedProject
@@ -33,7 +34,6 @@ class ProjectDatasets:
         self.naming = ProjectNaming(loaded.project, namespace)
         self.namespace = self.naming.namespace
         self.columns = columns
-        self._types: dict[tuple[str, str], str] | None = None
 
     # -- names -----------------------------------------------------------------------------------
     def job_name(self, model: str) -> str:
@@ -73,15 +73,13 @@ class ProjectDatasets:
         return cm.sql or (f"SELECT * FROM `{cm.from_}`" if cm.from_ else None)  # a sink passes its input on
 
     # -- schemas ---------------------------------------------------------------------------------
+    @cached_property
     def _inferred(self) -> dict[tuple[str, str], str]:
-        if self._types is None:
-            if self.columns is None:
-                self._types = {}
-            else:
-                from ..lineage.project_columns import inferred_types  # sqlglot: only with column lineage
+        if self.columns is None:
+            return {}
+        from ..lineage.project_columns import inferred_types  # sqlglot: only with column lineage
 
-                self._types = inferred_types(self.loaded, self.columns)
-        return self._types
+        return inferred_types(self.loaded, self.columns)
 
     def schema_of(self, name: str, observed: Sequence[tuple[str, str]] = ()) -> Columns:
         """Observed (run result) columns when given, else declared ones, else the SELECT list with
@@ -96,7 +94,7 @@ class ProjectDatasets:
         names = list(cm.output_columns or ()) if cm else []
         if not names and self.columns is not None and name in self.columns.models:
             names = list(self.columns.models[name].columns)
-        types = self._inferred()
+        types = self._inferred
         return [(n, types.get((name, n)), None) for n in names]
 
     # -- datasets --------------------------------------------------------------------------------
@@ -112,24 +110,14 @@ class ProjectDatasets:
                 out.append(InputDataset(ds.namespace, ds.name, checks_facet, facets=facets))
         return sorted(out, key=lambda d: (d.namespace, d.name))
 
-    def output_facets(self, model: str, observed: Sequence[tuple[str, str]] = ()) -> dict[str, DatasetFacet]:
-        ds = self.naming.model(model)
-        m = self.project.models[model]
-        lineage = self.columns.models.get(model) if self.columns is not None else None
-        return F.compact({
-            "schema": F.schema(self.schema_of(model, observed)),
-            "symlinks": F.symlinks(ds),
-            "datasetType": F.dataset_type(ds),
-            "documentation": F.dataset_documentation(m.description),
-            "ownership": F.dataset_ownership(self.owner(model)),
-            "columnLineage": F.column_lineage(lineage, self.relation),
-        })
-
     def outputs(self, model: str, observed: Sequence[tuple[str, str]] = (), rows: int | None = None,
                 size: int | None = None) -> list[OutputDataset]:
         ds = self.naming.model(model)
         stats = F.maybe({"outputStatistics": F.output_statistics(rows, size)})
-        return [OutputDataset(ds.namespace, ds.name, stats, facets=self.output_facets(model, observed))]
+        lineage = self.columns.models.get(model) if self.columns is not None else None
+        facets = F.dataset_facets(ds, self.schema_of(model, observed), self.project.models[model].description,
+                                  self.owner(model), F.column_lineage(lineage, self.relation))
+        return [OutputDataset(ds.namespace, ds.name, stats, facets=facets)]
 
     def owner(self, model: str) -> str | None:
         return self.project.models[model].owner or self.project.defaults.models.owner
@@ -138,35 +126,27 @@ class ProjectDatasets:
         """A source as static datasets (one per Kafka topic), with what the project declares."""
         src = self.project.sources[name]
         owner = src.owner or self.project.defaults.sources.owner
-        return [StaticDataset(ds.namespace, ds.name, facets=F.compact({
-            "schema": F.schema(self.schema_of(name)),
-            "symlinks": F.symlinks(ds),
-            "datasetType": F.dataset_type(ds),
-            "documentation": F.dataset_documentation(src.description),
-            "ownership": F.dataset_ownership(owner),
-        })) for ds in self.relation(name)]
+        return [StaticDataset(ds.namespace, ds.name,
+                              facets=F.dataset_facets(ds, self.schema_of(name), src.description, owner))
+                for ds in self.relation(name)]
 
     # -- jobs ------------------------------------------------------------------------------------
+    def job(self, name: str, processing: str, kind: str, description: str | None, owner: str | None = None,
+            defined_by: tuple[str, str] | None = None, sql: str | None = None) -> Job:
+        """Job ``<project>.<name>``; ``defined_by`` (kind, name) points at its YAML definition."""
+        location = F.source_code_location(self.project, *defined_by) if defined_by else None
+        return Job(self.namespace, self.job_name(name),
+                   facets=F.job_facets(processing, kind, description, owner, sql, location))
+
     def model_job(self, model: str) -> Job:
-        m = self.project.models[model]
-        return Job(self.namespace, self.job_name(model), facets=F.compact({
-            "jobType": F.job_type(self.processing_type(model), "MODEL"),
-            "sql": F.sql(self.sql(model)),
-            "documentation": F.job_documentation(m.description),
-            "ownership": F.job_ownership(self.owner(model)),
-            "sourceCodeLocation": F.source_code_location(self.project, "model", model),
-        }))
+        return self.job(model, self.processing_type(model), "MODEL", self.project.models[model].description,
+                        self.owner(model), ("model", model), self.sql(model))
 
     def exposure_job(self, name: str) -> tuple[Job, list[InputDataset], list[OutputDataset]]:
         """An exposure (dashboard, application) as a job reading what it consumes: catalogs then show
         who depends on a model, which is what an exposure is for."""
         e = self.project.exposures[name]
-        job = Job(self.namespace, f"{self.project.name}.exposure.{name}", facets=F.compact({
-            "jobType": F.job_type("SERVICE", e.type.upper()),
-            "documentation": F.job_documentation(e.description),
-            "ownership": F.job_ownership(e.owner),
-            "sourceCodeLocation": F.source_code_location(self.project, "exposure", name),
-        }))
+        job = self.job(f"exposure.{name}", "SERVICE", e.type.upper(), e.description, e.owner, ("exposure", name))
         node = f"exposure.{name}"
         reads = [split_id(n)[1] for n in self.loaded.graph.upstream_of(node)]
         writes = [split_id(n)[1] for n in self.loaded.graph.downstream_of(node)]

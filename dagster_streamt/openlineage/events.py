@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
+from openlineage.client.event_v2 import InputDataset, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 
 from ..core.loaded import LoadedProject
@@ -76,26 +76,18 @@ class EventBuilder:
     # -- the Dagster run -------------------------------------------------------------------------
     def run_event(self, run: DagsterRun, state: RunState, at: datetime, error: str | None = None) -> RunEvent:
         """START / COMPLETE / FAIL / ABORT of the Dagster run itself."""
-        job = Job(self.namespace, self.parent_job_name, facets=F.compact({
-            "jobType": F.job_type("BATCH", "JOB"),
-            "documentation": F.job_documentation(self.project.info.description),
-        }))
-        facets = F.compact({
-            "processing_engine": F.processing_engine("dagster"),
-            "nominalTime": F.nominal_time(run.partition_window),
-            "errorMessage": F.error_message(error) if state in (RunState.FAIL, RunState.ABORT) else None,
-        })
+        job = self.datasets.job("dagster_run", "BATCH", "JOB", self.project.info.description)
+        facets = self._run_facets(run, state, error, child=False)
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=job,
                         run=Run(parent_run_id(run.run_id), facets=facets), inputs=[], outputs=[])
 
-    def _child_facets(self, run: DagsterRun, state: RunState, error: str | None,
-                      stack_trace: str | None = None) -> dict[str, Any]:
-        return F.compact({
-            "parent": F.parent(self.namespace, self.parent_job_name, parent_run_id(run.run_id)),
-            "processing_engine": F.processing_engine(),
-            "nominalTime": F.nominal_time(run.partition_window),
-            "errorMessage": F.error_message(error, stack_trace) if state in (RunState.FAIL, RunState.ABORT) else None,
-        })
+    def _run_facets(self, run: DagsterRun, state: RunState, error: str | None,
+                    stack_trace: str | None = None, *, child: bool = True) -> dict[str, Any]:
+        """Facets of a model or test run (a Spark run under the Dagster run), or of the Dagster run."""
+        parent = F.parent(self.namespace, self.parent_job_name, parent_run_id(run.run_id)) if child else None
+        failed = state in (RunState.FAIL, RunState.ABORT)
+        return F.run_facets("spark" if child else "dagster", run.partition_window, error if failed else None,
+                            stack_trace, parent)
 
     # -- model runs ------------------------------------------------------------------------------
     def model_run_id(self, run: DagsterRun, model: str) -> str:
@@ -105,7 +97,7 @@ class EventBuilder:
                     assertions: Sequence[Assertion] = ()) -> RunEvent:
         ds = self.datasets
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=RunState.START, job=ds.model_job(model),
-                        run=Run(self.model_run_id(run, model), facets=self._child_facets(run, RunState.START, None)),
+                        run=Run(self.model_run_id(run, model), facets=self._run_facets(run, RunState.START, None)),
                         inputs=ds.inputs(model, assertions), outputs=ds.outputs(model))
 
     def model_end(self, run: DagsterRun, result: ModelResult, at: datetime, *,
@@ -120,7 +112,7 @@ class EventBuilder:
             outputs = ds.outputs(result.model, result.schema, result.rows_written, size)
         else:
             outputs = ds.outputs(result.model)
-        facets = self._child_facets(run, state, result.error or state.value.lower(), stack_trace)
+        facets = self._run_facets(run, state, result.error or state.value.lower(), stack_trace)
         return RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=ds.model_job(result.model),
                         run=Run(self.model_run_id(run, result.model), facets=facets),
                         inputs=ds.inputs(result.model, assertions), outputs=outputs)
@@ -144,11 +136,7 @@ class EventBuilder:
         spec = self.project.tests[test]
         target = f"model.{spec.model}" if spec.model else f"source.{spec.source}"
         relation = spec.model or spec.source or ""
-        job = Job(self.namespace, f"{self.project.name}.test.{test}", facets=F.compact({
-            "jobType": F.job_type("BATCH", "TEST"),
-            "documentation": F.job_documentation(spec.description),
-            "sourceCodeLocation": F.source_code_location(self.project, "test", test),
-        }))
+        job = self.datasets.job(f"test.{test}", "BATCH", "TEST", spec.description, defined_by=("test", test))
         checks = [a for a in found if a.target == target]
         failed = any(not a.success and (a.severity or "error") == "error" for a in checks)
         inputs = [InputDataset(ds.namespace, ds.name, F.maybe({"dataQualityAssertions": F.assertions(checks)}),
@@ -158,7 +146,7 @@ class EventBuilder:
         end_state = RunState.FAIL if failed else RunState.COMPLETE
         message = f"test {test} failed" if failed else None
         return [RunEvent(eventTime=F.iso(at), producer=PRODUCER, eventType=state, job=job, inputs=inputs, outputs=[],
-                         run=Run(run_id, facets=self._child_facets(run, state, message)))
+                         run=Run(run_id, facets=self._run_facets(run, state, message)))
                 for state, at in ((RunState.START, started_at), (end_state, ended_at))]
 
 

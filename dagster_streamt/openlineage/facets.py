@@ -34,6 +34,7 @@ from openlineage.client.facet_v2 import (
     sql_job,
     symlinks_dataset,
 )
+from openlineage.client.generated.base import DatasetFacet, JobFacet, RunFacet
 
 from .. import __version__
 from ..lineage.column_types import ColumnEdge, ModelColumnLineage
@@ -80,18 +81,20 @@ def symlinks(ds: DatasetId) -> symlinks_dataset.SymlinksDatasetFacet | None:
     return symlinks_dataset.SymlinksDatasetFacet(identifiers=ids, producer=PRODUCER)
 
 
-def dataset_type(ds: DatasetId) -> dataset_type_dataset.DatasetTypeDatasetFacet:
-    return dataset_type_dataset.DatasetTypeDatasetFacet(datasetType=ds.kind, producer=PRODUCER)
-
-
-def dataset_documentation(text: str | None) -> documentation_dataset.DocumentationDatasetFacet | None:
-    return documentation_dataset.DocumentationDatasetFacet(description=text, producer=PRODUCER) if text else None
-
-
-def dataset_ownership(owner: str | None) -> ownership_dataset.OwnershipDatasetFacet | None:
-    if not owner:
-        return None
-    return ownership_dataset.OwnershipDatasetFacet(owners=[ownership_dataset.Owner(name=owner)], producer=PRODUCER)
+def dataset_facets(ds: DatasetId, columns: Sequence[tuple[str, str | None, str | None]], description: str | None,
+                   owner: str | None, lineage: Any = None) -> dict[str, DatasetFacet]:
+    """What the project declares of a dataset (``columns`` as in :func:`schema`); ``lineage`` is a
+    model's :func:`column_lineage`."""
+    return compact({
+        "schema": schema(columns),
+        "symlinks": symlinks(ds),
+        "datasetType": dataset_type_dataset.DatasetTypeDatasetFacet(datasetType=ds.kind, producer=PRODUCER),
+        "documentation": documentation_dataset.DocumentationDatasetFacet(description=description, producer=PRODUCER)
+        if description else None,
+        "ownership": ownership_dataset.OwnershipDatasetFacet(owners=[ownership_dataset.Owner(name=owner)],
+                                                             producer=PRODUCER) if owner else None,
+        "columnLineage": lineage,
+    })
 
 
 def output_statistics(rows: int | None, size: int | None = None) -> Any:
@@ -176,23 +179,19 @@ def assertions(found: Sequence[Assertion]) -> data_quality_assertions_dataset.Da
 
 
 # -- jobs ----------------------------------------------------------------------------------------
-def job_type(processing: str, kind: str) -> job_type_job.JobTypeJobFacet:
-    return job_type_job.JobTypeJobFacet(processingType=processing, integration=INTEGRATION, jobType=kind,
-                                        producer=PRODUCER)
-
-
-def sql(query: str | None) -> sql_job.SQLJobFacet | None:
-    return sql_job.SQLJobFacet(query=query, dialect="spark", producer=PRODUCER) if query else None
-
-
-def job_documentation(text: str | None) -> documentation_job.DocumentationJobFacet | None:
-    return documentation_job.DocumentationJobFacet(description=text, producer=PRODUCER) if text else None
-
-
-def job_ownership(owner: str | None) -> ownership_job.OwnershipJobFacet | None:
-    if not owner:
-        return None
-    return ownership_job.OwnershipJobFacet(owners=[ownership_job.Owner(name=owner)], producer=PRODUCER)
+def job_facets(processing: str, kind: str, description: str | None, owner: str | None = None,
+               query: str | None = None, location: Any = None) -> dict[str, JobFacet]:
+    """A job's type, SQL, documentation and owner; ``location`` is its :func:`source_code_location`."""
+    return compact({
+        "jobType": job_type_job.JobTypeJobFacet(processingType=processing, integration=INTEGRATION, jobType=kind,
+                                                producer=PRODUCER),
+        "sql": sql_job.SQLJobFacet(query=query, dialect="spark", producer=PRODUCER) if query else None,
+        "documentation": documentation_job.DocumentationJobFacet(description=description, producer=PRODUCER)
+        if description else None,
+        "ownership": ownership_job.OwnershipJobFacet(owners=[ownership_job.Owner(name=owner)], producer=PRODUCER)
+        if owner else None,
+        "sourceCodeLocation": location,
+    })
 
 
 def source_code_location(project: Project, kind: str, name: str) -> Any:
@@ -215,13 +214,6 @@ def package_version(package: str) -> str:
         return "unknown"
 
 
-def processing_engine(name: str = "spark") -> processing_engine_run.ProcessingEngineRunFacet:
-    """``spark`` for model runs; ``dagster`` for the Dagster run that schedules them."""
-    return processing_engine_run.ProcessingEngineRunFacet(
-        version=package_version("pyspark" if name == "spark" else name), name=name,
-        openlineageAdapterVersion=__version__, producer=PRODUCER)
-
-
 def parent(namespace: str, job_name: str, run_id: str) -> parent_run.ParentRunFacet:
     """The Dagster run is both parent and root of a model run."""
     return parent_run.ParentRunFacet(
@@ -232,15 +224,18 @@ def parent(namespace: str, job_name: str, run_id: str) -> parent_run.ParentRunFa
         producer=PRODUCER)
 
 
-def nominal_time(window: tuple[datetime, datetime] | None) -> nominal_time_run.NominalTimeRunFacet | None:
-    if window is None:
-        return None
-    return nominal_time_run.NominalTimeRunFacet(nominalStartTime=iso(window[0]), nominalEndTime=iso(window[1]),
-                                                producer=PRODUCER)
-
-
-def error_message(message: str | None, stack_trace: str | None = None) -> Any:
-    if not message:
-        return None
-    return error_message_run.ErrorMessageRunFacet(message=message, programmingLanguage="PYTHON",
-                                                  stackTrace=stack_trace, producer=PRODUCER)
+def run_facets(engine: str, window: tuple[datetime, datetime] | None, error: str | None,
+               stack_trace: str | None = None, parent_facet: parent_run.ParentRunFacet | None = None,
+               ) -> dict[str, RunFacet]:
+    """``engine``: ``spark`` for model runs, ``dagster`` for the Dagster run that schedules them;
+    ``window`` (start, end) becomes ``nominalTime``; ``error``: the message of a run that failed."""
+    return compact({
+        "parent": parent_facet,
+        "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
+            version=package_version("pyspark" if engine == "spark" else engine), name=engine,
+            openlineageAdapterVersion=__version__, producer=PRODUCER),
+        "nominalTime": nominal_time_run.NominalTimeRunFacet(
+            nominalStartTime=iso(window[0]), nominalEndTime=iso(window[1]), producer=PRODUCER) if window else None,
+        "errorMessage": error_message_run.ErrorMessageRunFacet(
+            message=error, programmingLanguage="PYTHON", stackTrace=stack_trace, producer=PRODUCER) if error else None,
+    })

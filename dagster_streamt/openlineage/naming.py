@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
@@ -224,10 +224,10 @@ class ProjectNaming:
         if kind == "view":
             return self.logical(name, "VIEW")
         if kind == "sink":
-            target = self.sink(model)
-            return DatasetId(target.namespace, target.name, (self.symlink(name),), target.kind)
-        ds = location_dataset(self.model_dir(name), "STREAM" if kind == "stream" else "TABLE")
-        return DatasetId(ds.namespace, ds.name, (self.symlink(name),), ds.kind)
+            ds = self.sink(model)
+        else:
+            ds = location_dataset(self.model_dir(name), "STREAM" if kind == "stream" else "TABLE")
+        return replace(ds, symlinks=(self.symlink(name),))
 
     def sink(self, model: Model) -> DatasetId:
         sink = model.sink_config or SinkConfig()
@@ -249,27 +249,23 @@ class ProjectNaming:
     def source(self, name: str) -> tuple[DatasetId, ...]:
         src = self.project.sources[name]
         fmt = src.resolved_format
-        link = (self.symlink(name),)
+        found: tuple[DatasetId, ...] = ()
         if fmt in FILE_FORMATS or fmt == "delta":
-            ds = location_dataset(self._path(src.path or ""), "TABLE" if fmt == "delta" else "FILE")
-            return (DatasetId(ds.namespace, ds.name, link, ds.kind),)
-        if fmt == "jdbc":
-            ds = jdbc_dataset(src.options["url"], src.options.get("dbtable"), src.options.get("query"))
-            return (DatasetId(ds.namespace, ds.name, link, ds.kind),)
-        if fmt == "kafka":
+            found = (location_dataset(self._path(src.path or ""), "TABLE" if fmt == "delta" else "FILE"),)
+        elif fmt == "jdbc":
+            found = (jdbc_dataset(src.options["url"], src.options.get("dbtable"), src.options.get("query")),)
+        elif fmt == "kafka":
             topics = src.topic or src.options.get("subscribe") or src.options.get("subscribePattern") or name
             folder = topic_folder(self.project, topics)
             if folder is not None:  # local mode: the topic is a folder of JSON-lines files
-                ds = location_dataset(folder.resolve().as_posix(), "FILE")
-                return (DatasetId(ds.namespace, ds.name, link, ds.kind),)
-            found = kafka_datasets(self._bootstrap(src.options), topics)
-            return tuple(DatasetId(d.namespace, d.name, link, d.kind) for d in found) or (self.logical(name),)
-        if fmt == "table" and src.table:
-            ds = catalog_dataset(self.project, src.table)
-            return (DatasetId(ds.namespace, ds.name, link, ds.kind),)
-        if fmt == "rate":
+                found = (location_dataset(folder.resolve().as_posix(), "FILE"),)
+            else:
+                found = kafka_datasets(self._bootstrap(src.options), topics)
+        elif fmt == "table" and src.table:
+            found = (catalog_dataset(self.project, src.table),)
+        elif fmt == "rate":
             return (self.logical(name, "STREAM"),)  # generated rows: no location to name
-        return (self.logical(name),)
+        return tuple(replace(d, symlinks=(self.symlink(name),)) for d in found) or (self.logical(name),)
 
     def _path(self, value: str) -> str:
         return value if "://" in value else self.project.resolve_path(value).resolve().as_posix()

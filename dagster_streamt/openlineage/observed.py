@@ -4,7 +4,7 @@ ran (ours, or any producer's such as the OpenLineage Spark listener), by dataset
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..core.loaded import LoadedProject
@@ -22,25 +22,19 @@ class LineageDiff:
     bad_lines: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"observed_only": [list(e) for e in self.observed_only],
-                "declared_only": [list(e) for e in self.declared_only], "never_ran": self.never_ran,
-                "events": self.events, "bad_lines": self.bad_lines}
+        return asdict(self)
 
 
 def _index(loaded: LoadedProject) -> dict[tuple[str, str], str]:
     """(namespace, name) of every dataset identity (and symlink) -> node id."""
     naming = ProjectNaming(loaded.project)
     out: dict[tuple[str, str], str] = {}
-    for name in loaded.project.sources:
-        for ds in naming.source(name):
-            out[(ds.namespace, ds.name)] = f"source.{name}"
-            for link in ds.symlinks:
-                out.setdefault((link.namespace, link.name), f"source.{name}")
-    for name in loaded.compiled.models:
-        ds = naming.model(name)
-        out[(ds.namespace, ds.name)] = f"model.{name}"
+    found = [*((f"source.{n}", ds) for n in loaded.project.sources for ds in naming.source(n)),
+             *((f"model.{n}", naming.model(n)) for n in loaded.compiled.models)]
+    for node, ds in found:
+        out[(ds.namespace, ds.name)] = node
         for link in ds.symlinks:
-            out.setdefault((link.namespace, link.name), f"model.{name}")
+            out.setdefault((link.namespace, link.name), node)
     return out
 
 

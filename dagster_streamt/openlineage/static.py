@@ -64,15 +64,10 @@ def static_events(loaded: LoadedProject, namespace: str | None = None, *,
     return [to_dict(datasets[k]) for k in sorted(datasets)] + [to_dict(jobs[k]) for k in sorted(jobs)]
 
 
-def dumps(event: dict[str, Any]) -> str:
-    """One compact, key-sorted JSON line."""
-    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def write_jsonl(events: Iterable[dict[str, Any]], path: str | Path) -> Path:
-    """Write events as JSON lines, atomically (a reader never sees half an export)."""
+    """Write events as compact, key-sorted JSON lines, atomically (a reader never sees half an export)."""
     target = Path(path)
     with atomic_writer(target) as fh:
         for event in events:
-            fh.write(dumps(event) + "\n")
+            fh.write(json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
     return target

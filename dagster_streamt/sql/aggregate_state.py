@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from .appends import aggregate_calls, aggregates_at
+from .appends import aggregate_calls, aggregates_at, func_name
 
 STATE = "__streamt_state__"  # the relation the final query reads
-_MERGE = {exp.Count: "sum", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.CountIf: "sum",
-          exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or"}
+_MERGE: dict[type[exp.Expr], str] = {exp.Count: "sum", exp.Sum: "sum", exp.Min: "min", exp.Max: "max",
+                                     exp.CountIf: "sum", exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
+                                     exp.Any: "bool_or"}  # by exact class
 _ANONYMOUS_MERGE = {"EVERY": "bool_and", "BOOL_AND": "bool_and", "SOME": "bool_or", "BOOL_OR": "bool_or"}
 _GROUP_WINDOWS = {"WINDOW": "window"}  # tumbling and sliding windows: a row's windows never change
 
@@ -75,12 +76,6 @@ def _fn(name: str, *args: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
-def _agg_name(node: exp.Expr) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).upper()
-    return node.sql_name().upper() if isinstance(node, exp.Func) else type(node).__name__.upper()
-
-
 def _distinct_args(node: exp.Expr) -> list[exp.Expr] | None:
     inner = node.this if isinstance(node, exp.Expr) else None
     return list(inner.expressions) if isinstance(inner, exp.Distinct) else None
@@ -113,12 +108,12 @@ class _Builder:
                 g = self.select.expressions[position - 1].unalias()
             if isinstance(g, exp.Column) and not g.table and g.name in aliases:
                 return f"GROUP BY {g.name}, a name of the SELECT list"
-            if isinstance(g, exp.Anonymous) and _agg_name(g) in ("SESSION_WINDOW", "SESSION"):
+            if isinstance(g, exp.Anonymous) and func_name(g) in ("SESSION_WINDOW", "SESSION"):
                 return "a session window (new rows can merge sessions)"
             if isinstance(g, exp.Column):
                 name = g.name
-            elif isinstance(g, exp.Anonymous) and _agg_name(g) in _GROUP_WINDOWS:
-                name = _GROUP_WINDOWS[_agg_name(g)]
+            elif isinstance(g, exp.Anonymous) and func_name(g) in _GROUP_WINDOWS:
+                name = _GROUP_WINDOWS[func_name(g)]
             else:
                 name = f"_streamt_k{i}"
             if any(name == n for n, _ in self.keys):
@@ -134,18 +129,17 @@ class _Builder:
 
         def partial(agg: exp.Expr, merge: str) -> exp.Expr:
             name = f"_streamt_a{len(self.partials)}"
-            whole = unit.copy()
-            if unit is not node:
+            whole = agg
+            if unit is not node:  # the aggregate keeps its FILTER (WHERE ...)
+                whole = unit.copy()
                 whole.set("this", agg)
-            else:
-                whole = agg
             self.partials.append((name, whole, merge))
             return _col(name)
 
         distinct = _distinct_args(node)
         if distinct is not None and not isinstance(node, exp.Min | exp.Max):
             if unit is not node:
-                return f"{_agg_name(node).lower()}(DISTINCT ...) with FILTER"
+                return f"{func_name(node).lower()}(DISTINCT ...) with FILTER"
             why = self._distinct(distinct)
             if why:
                 return why
@@ -156,7 +150,7 @@ class _Builder:
             elif isinstance(node, exp.Avg) and len(self.distinct) == 1:
                 self.finals[text] = _fn("try_divide", self._tally("sum"), self._tally("count"))
             else:
-                return f"{_agg_name(node).lower()}(DISTINCT ...) cannot be merged"
+                return f"{func_name(node).lower()}(DISTINCT ...) cannot be merged"
             return None
         if isinstance(node, exp.Avg):
             arg = node.this.copy()
@@ -165,9 +159,8 @@ class _Builder:
             self.counts.add(count.name)
             self.finals[text] = _fn("try_divide", total, count)
             return None
-        merge = next((m for cls, m in _MERGE.items() if type(node) is cls), None) or \
-            (_ANONYMOUS_MERGE.get(_agg_name(node)) if isinstance(node, exp.Anonymous) else None) or \
-            ("bool_or" if isinstance(node, exp.Any) else None)
+        anonymous = _ANONYMOUS_MERGE.get(func_name(node)) if isinstance(node, exp.Anonymous) else None
+        merge = _MERGE.get(type(node)) or anonymous
         if merge is None:
             spelled = node.sql(dialect="spark").split("(", 1)[0].lower()  # as the user wrote it
             return f"aggregate {spelled}() cannot be merged"
@@ -195,7 +188,7 @@ class _Builder:
         columns = {name for name, k in self.keys if isinstance(k, exp.Column)}
         structs = {name for name, k in self.keys if not isinstance(k, exp.Column) and not name.startswith("_")}
         # a global aggregate of no rows keeps no group: its counts come back NULL from the state's merge
-        zero = {name for name in self.counts} if self.distinct and not self.keys else set()
+        zero = set(self.counts) if self.distinct and not self.keys else set()
 
         def replace(node: exp.Expr) -> exp.Expr:  # pre-order: a replaced node's children are not visited
             if isinstance(node, exp.Filter | exp.AggFunc | exp.Anonymous | exp.Any):

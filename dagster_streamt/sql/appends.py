@@ -15,7 +15,7 @@ out every shortcut, a skipped refresh of unchanged inputs included.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 from sqlglot import exp
 
@@ -40,6 +40,13 @@ def volatile(tree: exp.Expr) -> str | None:
         if isinstance(node, exp.Anonymous) and str(node.this).upper() in _VOLATILE_NAMES:
             return str(node.this).lower()
     return None
+
+
+def func_name(node: exp.Expr) -> str:
+    """A function call's name in upper case, as written for one sqlglot leaves anonymous."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).upper()
+    return node.sql_name().upper() if isinstance(node, exp.Func) else type(node).__name__.upper()
 
 
 def cte_names(tree: exp.Expr) -> frozenset[str]:
@@ -87,13 +94,10 @@ def aggregate_calls(select: exp.Select) -> list[exp.Expr]:
     return found
 
 
-def _ancestors(node: exp.Expr) -> list[exp.Expr]:
-    out: list[exp.Expr] = []
-    parent = node.parent
-    while parent is not None:
-        out.append(parent)
-        parent = parent.parent
-    return out
+def _ancestors(node: exp.Expr) -> Iterator[exp.Expr]:
+    while node.parent is not None:
+        node = node.parent
+        yield node
 
 
 def aggregates_at(select: exp.Select) -> bool:

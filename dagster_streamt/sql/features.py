@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from .appends import func_name
 from .normalize import TVF_NAMES
 
 GROUP_WINDOWS = frozenset({"TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW", "SESSION_WINDOW"})
@@ -48,17 +49,11 @@ class SqlFeatures:
         return ", ".join(parts) if parts else "stateless SELECT/WHERE"
 
 
-def _name(node: exp.Expr) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).upper()
-    return node.sql_name().upper() if isinstance(node, exp.Func) else ""
-
-
 def analyze(tree: exp.Expr) -> SqlFeatures:
     windows: set[str] = set()
     tvf = False
     for fn in tree.find_all(exp.Anonymous, exp.Func):
-        name = _name(fn)
+        name = func_name(fn)
         if name in GROUP_WINDOWS:
             in_from = fn.find_ancestor(exp.Table) is not None
             if in_from and name in TVF_NAMES:
@@ -67,7 +62,7 @@ def analyze(tree: exp.Expr) -> SqlFeatures:
     over = any(True for _ in tree.find_all(exp.Window))
     aggregation = any(isinstance(a, exp.AggFunc) and a.find_ancestor(exp.Window) is None
                       for a in tree.find_all(exp.AggFunc)) \
-        or any(_name(a) in _AGG_NAMES for a in tree.find_all(exp.Anonymous)) \
+        or any(func_name(a) in _AGG_NAMES for a in tree.find_all(exp.Anonymous)) \
         or any(s.args.get("group") is not None for s in tree.find_all(exp.Select))
     distinct = any(s.args.get("distinct") is not None for s in tree.find_all(exp.Select))
     order_by = any(isinstance(o.parent, exp.Select | exp.Union) or o.parent is tree for o in tree.find_all(exp.Order)

@@ -65,6 +65,10 @@ def interval_text(node: exp.Expr) -> str:
     raise TranslationError("window size", f"a window size must be an INTERVAL, got {node.sql('spark')}")
 
 
+def _duration(node: exp.Expr) -> exp.Literal:
+    return exp.Literal.string(interval_text(node))
+
+
 def _name(node: exp.Expr) -> str:
     return str(node.this).upper() if isinstance(node, exp.Anonymous) else ""
 
@@ -91,10 +95,9 @@ def _group_window(select: exp.Select, state: _State) -> None:
             continue
         args = item.expressions
         if name == "HOP":  # HOP(ts, slide, size) -> window(ts, size, slide)
-            spark = _call("window", args[0], exp.Literal.string(interval_text(args[2])),
-                          exp.Literal.string(interval_text(args[1])))
+            spark = _call("window", args[0], _duration(args[2]), _duration(args[1]))
         else:
-            spark = _call(GROUP_WINDOWS[name], args[0], exp.Literal.string(interval_text(args[1])))
+            spark = _call(GROUP_WINDOWS[name], args[0], _duration(args[1]))
         item.replace(spark)
         found = (GROUP_WINDOWS[name], args[0])
         state.windows.append(args[0].name if isinstance(args[0], exp.Column) else args[0].sql("spark"))
@@ -111,26 +114,19 @@ def _group_window(select: exp.Select, state: _State) -> None:
 def _tvf(table: exp.Table, state: _State) -> None:
     call = table.this
     name = _name(call)
-    args = list(call.expressions)
+    args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
     if len(args) < 3:
         raise TranslationError(name, f"{name} takes (TABLE t, DESCRIPTOR(time column), size...)")
     data, descriptor, sizes = args[0], args[1], args[2:]
-    data = data.expression if isinstance(data, exp.Kwarg) else data
-    descriptor = descriptor.expression if isinstance(descriptor, exp.Kwarg) else descriptor
-    sizes = [s.expression if isinstance(s, exp.Kwarg) else s for s in sizes]
     if _name(descriptor) != "DESCRIPTOR" or not descriptor.expressions:
         raise TranslationError(name, f"{name} needs DESCRIPTOR(time column) as its second argument")
     ts = descriptor.expressions[0]
     relation = exp.Table(this=data.this.copy(), db=data.args.get("table")) if isinstance(data, exp.Column) else data
-    if name == "SESSION":
-        window = _call("session_window", ts.copy(), exp.Literal.string(interval_text(sizes[0])))
-    elif name == "HOP":  # HOP(TABLE t, DESCRIPTOR(ts), slide, size)
-        window = _call("window", ts.copy(), exp.Literal.string(interval_text(sizes[1])),
-                       exp.Literal.string(interval_text(sizes[0])))
-    elif name == "CUMULATE":  # CUMULATE(TABLE t, DESCRIPTOR(ts), step, max size)
-        window = _call("window", ts.copy(), exp.Literal.string(interval_text(sizes[1])))
-    else:
-        window = _call("window", ts.copy(), exp.Literal.string(interval_text(sizes[0])))
+    # the Spark window and which sizes it takes: HOP(TABLE t, DESCRIPTOR(ts), slide, size) is window(ts, size,
+    # slide); CUMULATE(TABLE t, DESCRIPTOR(ts), step, max size) a window of the max size, cut into steps below
+    func, picks = {"SESSION": ("session_window", (0,)), "HOP": ("window", (1, 0)),
+                   "CUMULATE": ("window", (1,))}.get(name, ("window", (0,)))
+    window = _call(func, ts.copy(), *(_duration(sizes[i]) for i in picks))
     inner = exp.select(exp.Star(), exp.alias_(window, WINDOW_COLUMN)).from_(relation)
     end: exp.Expr = exp.column("end", table=WINDOW_COLUMN)
     if name == "CUMULATE":  # each row is in every cumulative window of its base window that ends after it
@@ -149,9 +145,7 @@ def _tvf(table: exp.Table, state: _State) -> None:
     table.replace(subquery)
     state.windows.append(ts.name if isinstance(ts, exp.Column) else ts.sql("spark"))
     state.changed = True
-    outer = subquery.parent
-    while outer is not None and not isinstance(outer, exp.Select):
-        outer = outer.parent
+    outer = subquery.find_ancestor(exp.Select)
     if outer is not None:
         _tvf_columns(outer, end)
 
