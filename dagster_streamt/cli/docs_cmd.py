@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import EXIT_INVALID, EXIT_USAGE, F, guarded, load_or_exit, project_options
+from .common import EXIT_USAGE, F, fail, guarded, load_or_exit, project_options
 
 DEFAULT_OUT = "target/docs"
 
@@ -30,8 +30,7 @@ def _generate(project_dir: str, env: str | None, output: str | None, with_runs: 
     try:
         result = generate(loaded, out, with_runs=with_runs)
     except DocsError as exc:
-        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(str(exc))
     runs = ("with last runs and test results" if result.with_runs else
             "no run history (the project's Dagster instance has no runs)" if with_runs else "without run history")
     if result.runs_error:

@@ -10,7 +10,7 @@ import click
 from ..core.ids import name_of
 from ..graph.graph import Graph, Node
 from ..spec.suggest import did_you_mean
-from .common import graph_or_exit, guarded, load_or_exit, project_options
+from .common import graph_or_exit, load_or_exit, project_command
 
 if TYPE_CHECKING:
     from ..core.loaded import LoadedProject
@@ -24,8 +24,7 @@ def _focus(graph: Graph, name: str) -> str:
     return nid
 
 
-@click.command("lineage")
-@project_options
+@project_command("lineage")
 @click.option("-m", "--model", "model", default=None, help="Focus node (model, source or exposure name).")
 @click.option("--upstream", is_flag=True, help="Show where the focus node's data comes from.")
 @click.option("--downstream", is_flag=True, help="Show what depends on the focus node (impact).")
@@ -43,7 +42,6 @@ def _focus(graph: Graph, name: str) -> str:
 @click.option("--runs", is_flag=True, help="With --model: add each model's last run from the Dagster instance.")
 @click.option("--observed", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EVENTS.jsonl",
               help="Compare the project graph with OpenLineage events that really ran.")
-@guarded
 def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool, downstream: bool,
             tags: tuple[str, ...], depth: int | None, fmt: str, output: str | None, column: str | None,
             list_columns: bool, classification: str | None, direct_only: bool, runs: bool,

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from .delta_models import delta_table_or_exit, fail
+from .common import fail
+from .delta_models import delta_table_or_exit
 
 
 def _n(value: int | None) -> str:
@@ -22,7 +23,6 @@ def show_history(loaded: Any, name: str, limit: int, fmt: str) -> None:
         versions = history(table, limit)
     except HistoryUnavailable as exc:
         fail(f"model {name}: {exc}")
-        return
     if fmt == "json":
         click.echo(history_json(name, table, versions))
         return
