@@ -105,8 +105,8 @@ def _run_once(loaded: LoadedProject, env: str | None, first: list[str], refresh:
 
 def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: list[str],
                max_restarts: int | None) -> None:
-    from ..dagster.instance import instance_dir
     from ..dagster.stream_observations import ObservationReporter
+    from ..instance_location import instance_dir
     from ..spark.errors import StreamtSparkError, describe_exception
     from ..spark.session.session import stop_session
     from ..spark.streams.continuous import ContinuousRunner, RestartPolicy

@@ -66,8 +66,8 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     import dagster as dg
 
     from ..core.results import ModelResult
-    from ..dagster.instance import instance_dir
     from ..dagster.progress import CheckEvent, subscribe
+    from ..instance_location import instance_dir
 
     location = location_or_exit(loaded)
     if checks is None:

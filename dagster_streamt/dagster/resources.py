@@ -35,10 +35,6 @@ def keep_sessions_alive() -> Iterator[None]:
         _shared_sessions -= 1
 
 
-def _conf_value(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 class SparkResource(dg.ConfigurableResource):
     """Gives the run its Spark session: embedded local (default), Spark Connect, or a cluster.
 
@@ -97,7 +93,8 @@ class SparkResource(dg.ConfigurableResource):
         """
         from dagster_spark.utils import flatten_dict
 
-        base = {key: _conf_value(value) for key, value in flatten_dict(dict(resource.spark_config or {}))}
+        base = {key: str(value).lower() if isinstance(value, bool) else str(value)  # Spark spells booleans lowercase
+                for key, value in flatten_dict(dict(resource.spark_config or {}))}
         return cls(base_conf=base, **fields)
 
     def settings(self, project: Any) -> Any:
