@@ -53,6 +53,11 @@ def select_or_usage(graph: Any, selection: str, types: tuple[str, ...] | None = 
         raise click.UsageError(str(exc)) from None
 
 
+def cell(value: int | None) -> str:
+    """A count with thousands separators for a table cell; ``-`` when unknown."""
+    return "-" if value is None else f"{value:,}"
+
+
 def _color(sev: Severity) -> str:
     return {"error": "red", "warning": "yellow", "note": "cyan"}[sev.value]
 
