@@ -28,11 +28,12 @@ def project_options(fn: F) -> F:
     return fn
 
 
-def project_command(name: str) -> Callable[[Callable[..., Any]], click.Command]:
-    """``@click.command(name)``, ``@project_options`` (listed first) and ``@guarded`` in one decorator."""
+def project_command(name: str, group: click.Group | None = None) -> Callable[[Callable[..., Any]], click.Command]:
+    """``@click.command(name)`` (or ``@group.command(name)``), ``@project_options`` (listed first) and
+    ``@guarded`` in one decorator."""
 
     def decorate(fn: Callable[..., Any]) -> click.Command:
-        return click.command(name)(project_options(guarded(fn)))
+        return (group.command if group else click.command)(name)(project_options(guarded(fn)))
 
     return decorate
 
@@ -86,8 +87,7 @@ def load_or_exit(project_dir: str, env: str | None, *, allow_errors: bool = Fals
         sys.exit(EXIT_INVALID)
     if loaded.errors and not allow_errors:
         print_diagnostics(loaded.diagnostics, Redactor(loaded.project.secrets), notes=False)
-        click.echo(click.style(f"✗ {len(loaded.errors)} error(s): fix them first (streamt validate)", fg="red"),
-                   err=False)
+        click.echo(click.style(f"✗ {len(loaded.errors)} error(s): fix them first (streamt validate)", fg="red"))
         sys.exit(EXIT_INVALID)
     if loaded.findings:
         click.echo(click.style(f"! {len(loaded.findings)} governance finding(s): see `streamt validate`",

@@ -84,11 +84,8 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
 
     live: LiveLine | None = None
 
-    def echo(message: str) -> None:
-        if live is not None:
-            live.echo(message)
-        else:
-            click.echo(message)
+    def echo(message: str) -> None:  # above the live line while it shows
+        (live.echo if live is not None else click.echo)(message)
 
     def show(e: ModelResult | CheckEvent) -> None:
         if isinstance(e, CheckEvent):

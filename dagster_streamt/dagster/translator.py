@@ -334,10 +334,8 @@ class StreamtTranslator:
             >>> md["dagster/table_name"], md["materialized"]
             ('shop.orders_clean', 'stream')
         """
-        md: dict[str, Any] = {
-            "dagster/table_name": f"{self.project_name}.{model.name}",
-            "materialized": model.materialized,
-        }
+        md: dict[str, Any] = {"dagster/table_name": f"{self.project_name}.{model.name}",
+                              "materialized": model.materialized}
         topic = model.topic_settings
         extra = {"key": ", ".join(model.key_columns) or None, "access": model.access_level,
                  "topic": topic.name if topic else None,
