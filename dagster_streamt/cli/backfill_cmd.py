@@ -9,7 +9,7 @@ import click
 
 from ..core import metadata as meta
 from ..core.ids import names_of
-from .common import EXIT_INVALID, guarded, load_or_exit, project_options
+from .common import EXIT_INVALID, guarded, load_or_exit, project_options, select_or_usage
 
 RANGE_START, RANGE_END, PARTITION = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end",
                                      "dagster/partition")
@@ -32,14 +32,10 @@ def backfill(project_dir: str, env: str | None, selection: str, first: str, last
     By default the whole range is one run: one read of the inputs, one write (see `partitioned_by.backfill`).
     """
     from ..dagster.partitions import keys_between, partitions_def
-    from ..graph.select import SelectionError, select
     from ..spark.run.partitions import describe, signature
 
     loaded = load_or_exit(project_dir, env)
-    try:
-        ids = select(loaded.graph, selection)
-    except SelectionError as exc:
-        raise click.UsageError(str(exc)) from None
+    ids = select_or_usage(loaded.graph, selection)
     models = loaded.project.models
     names = names_of(loaded.graph.topological_order(ids), "model")
     partitioned = [n for n in names if models[n].partitioned_by is not None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -26,6 +26,37 @@ def project_options(fn: F) -> F:
                       type=click.Path(file_okay=False, path_type=str),
                       help="Project folder holding stream_project.yml.")(fn)
     return fn
+
+
+def project_command(name: str, group: click.Group | None = None) -> Callable[[Callable[..., Any]], click.Command]:
+    """``@click.command(name)`` (or ``@group.command(name)``), ``@project_options`` (listed first) and
+    ``@guarded`` in one decorator."""
+
+    def decorate(fn: Callable[..., Any]) -> click.Command:
+        return (group.command if group else click.command)(name)(project_options(guarded(fn)))
+
+    return decorate
+
+
+def fail(message: str) -> NoReturn:
+    """``error: message`` in red on stderr, then exit 1."""
+    click.echo(click.style(f"error: {message}", fg="red"), err=True)
+    sys.exit(EXIT_INVALID)
+
+
+def select_or_usage(graph: Any, selection: str, types: tuple[str, ...] | None = ("model",)) -> list[str]:
+    """The node ids ``selection`` names; a bad selection is a usage error (exit 2)."""
+    from ..graph.select import SelectionError, select
+
+    try:
+        return select(graph, selection, types)
+    except SelectionError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def cell(value: int | None) -> str:
+    """A count with thousands separators for a table cell; ``-`` when unknown."""
+    return "-" if value is None else f"{value:,}"
 
 
 def _color(sev: Severity) -> str:
@@ -56,8 +87,7 @@ def load_or_exit(project_dir: str, env: str | None, *, allow_errors: bool = Fals
         sys.exit(EXIT_INVALID)
     if loaded.errors and not allow_errors:
         print_diagnostics(loaded.diagnostics, Redactor(loaded.project.secrets), notes=False)
-        click.echo(click.style(f"✗ {len(loaded.errors)} error(s): fix them first (streamt validate)", fg="red"),
-                   err=False)
+        click.echo(click.style(f"✗ {len(loaded.errors)} error(s): fix them first (streamt validate)", fg="red"))
         sys.exit(EXIT_INVALID)
     if loaded.findings:
         click.echo(click.style(f"! {len(loaded.findings)} governance finding(s): see `streamt validate`",

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .common import guarded, load_or_exit, project_options
+from .common import load_or_exit, project_command
 
 
-@click.command("compile")
-@project_options
-@guarded
+@project_command("compile")
 def compile_(project_dir: str, env: str | None) -> None:
     """Render and check every model, then write the manifest and the compiled SQL."""
     from ..manifest import write_manifest

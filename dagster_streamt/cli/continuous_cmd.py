@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .common import EXIT_INVALID
+from .common import EXIT_INVALID, fail
 
 T = TypeVar("T")
 
@@ -87,8 +87,7 @@ def _start_spark(loaded: LoadedProject) -> Any:
     try:
         return create_session(loaded.project)
     except StreamtSparkError as exc:
-        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(str(exc))
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)
@@ -100,15 +99,14 @@ def _run_once(loaded: LoadedProject, env: str | None, first: list[str], refresh:
 
     click.echo(f"Running {len(first)} upstream model(s) once before the streams start: {', '.join(first)}")
     if not materialize(loaded, env, first, refresh):
-        click.echo(click.style("error: upstream models failed; not starting the streams", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail("upstream models failed; not starting the streams")
     click.echo("")
 
 
 def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: list[str],
                max_restarts: int | None) -> None:
-    from ..dagster.instance import instance_dir
     from ..dagster.stream_observations import ObservationReporter
+    from ..instance_location import instance_dir
     from ..spark.errors import StreamtSparkError, describe_exception
     from ..spark.session.session import stop_session
     from ..spark.streams.continuous import ContinuousRunner, RestartPolicy
@@ -133,12 +131,10 @@ def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: l
             with graceful_stop(runner):
                 last = runner.run()
     except StreamtSparkError as exc:
-        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(str(exc))
     except Exception as exc:  # the JVM went away (killed, out of memory): checkpoints are still consistent
-        click.echo(click.style(f"error: the Spark session ended unexpectedly: {describe_exception(exc)}; "
-                               "run again to resume from the last committed micro-batch", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(f"the Spark session ended unexpectedly: {describe_exception(exc)}; "
+             "run again to resume from the last committed micro-batch")
     finally:
         with suppress(Exception):  # already gone
             stop_session(spark)

@@ -8,7 +8,6 @@ these runs write, as it does for the UI."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ from typing import Any
 import click
 
 from ..api import LoadedProject
-from .common import EXIT_INVALID
+from .common import fail
 from .live_line import LiveLine, live_line
 
 
@@ -38,8 +37,7 @@ def location_or_exit(loaded: LoadedProject) -> Any:
     try:
         return code_location(loaded)
     except CodeLocationError as exc:
-        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(str(exc))
 
 
 def instance_or_exit(loaded: LoadedProject) -> Any:
@@ -49,8 +47,7 @@ def instance_or_exit(loaded: LoadedProject) -> Any:
     try:
         return project_instance(loaded.project.root)
     except InstanceError as exc:
-        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(str(exc))
 
 
 def model_keys_or_exit(location: Any, names: list[str]) -> list[Any]:
@@ -78,8 +75,8 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     import dagster as dg
 
     from ..core.results import ModelResult
-    from ..dagster.instance import instance_dir
     from ..dagster.progress import CheckEvent, subscribe
+    from ..instance_location import instance_dir
 
     location = location_or_exit(loaded)
     if checks is None:
@@ -96,11 +93,8 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
 
     live: LiveLine | None = None
 
-    def echo(message: str) -> None:
-        if live is not None:
-            live.echo(message)
-        else:
-            click.echo(message)
+    def echo(message: str) -> None:  # above the live line while it shows
+        (live.echo if live is not None else click.echo)(message)
 
     def show(e: ModelResult | CheckEvent) -> None:
         if isinstance(e, CheckEvent):

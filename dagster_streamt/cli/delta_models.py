@@ -14,7 +14,7 @@ import click
 
 from ..spark.storage.store import ObjectPath
 from ..spec.suggest import did_you_mean
-from .common import EXIT_INVALID
+from .common import fail
 
 DELTA_KINDS = ("table", "stream")
 
@@ -25,11 +25,6 @@ def kind_of(model: Any) -> str:
 
 def stores_delta(model: Any) -> bool:
     return kind_of(model) in DELTA_KINDS and model.advanced.spark.format == "delta"
-
-
-def fail(message: str) -> None:
-    click.echo(click.style(f"error: {message}", fg="red"), err=True)
-    sys.exit(EXIT_INVALID)
 
 
 def delta_table_or_exit(loaded: Any, name: str, *, restore: bool = False) -> Path | ObjectPath:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import EXIT_INVALID, EXIT_USAGE, F, guarded, load_or_exit, project_options
+from .common import EXIT_USAGE, F, fail, load_or_exit, project_command
 
 DEFAULT_OUT = "target/docs"
 
@@ -30,8 +30,7 @@ def _generate(project_dir: str, env: str | None, output: str | None, with_runs: 
     try:
         result = generate(loaded, out, with_runs=with_runs)
     except DocsError as exc:
-        click.echo(click.style(f"error: {exc}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(str(exc))
     runs = ("with last runs and test results" if result.with_runs else
             "no run history (the project's Dagster instance has no runs)" if with_runs else "without run history")
     if result.runs_error:
@@ -50,19 +49,16 @@ def docs() -> None:
     """A static documentation site: tables, columns, lineage, PII flow and last runs, offline."""
 
 
-@docs.command("generate")
-@project_options
+@project_command("generate", docs)
 @_output_option
 @click.option("--no-runs", is_flag=True,
               help="Leave out last runs and test results (do not read the Dagster instance).")
-@guarded
 def generate_cmd(project_dir: str, env: str | None, output: str | None, no_runs: bool) -> None:
     """Write the site (index.html and assets/) for a browser, a static host or a shared folder."""
     _generate(project_dir, env, output, not no_runs)
 
 
-@docs.command("serve")
-@project_options
+@project_command("serve", docs)
 @_output_option
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
               help="Port to listen on (0: any free port).")
@@ -70,7 +66,6 @@ def generate_cmd(project_dir: str, env: str | None, output: str | None, no_runs:
 @click.option("--regenerate/--no-regenerate", default=True, show_default=True,
               help="Generate the site first (otherwise serve what is there).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the site in the default browser.")
-@guarded
 def serve_cmd(project_dir: str, env: str | None, output: str | None, port: int, host: str, regenerate: bool,
               open_browser: bool) -> None:
     """Serve the site over HTTP until Ctrl-C."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -10,7 +12,7 @@ import click
 from ..core.ids import name_of
 from ..graph.graph import Graph, Node
 from ..spec.suggest import did_you_mean
-from .common import graph_or_exit, guarded, load_or_exit, project_options
+from .common import graph_or_exit, load_or_exit, project_command
 
 if TYPE_CHECKING:
     from ..core.loaded import LoadedProject
@@ -24,8 +26,7 @@ def _focus(graph: Graph, name: str) -> str:
     return nid
 
 
-@click.command("lineage")
-@project_options
+@project_command("lineage")
 @click.option("-m", "--model", "model", default=None, help="Focus node (model, source or exposure name).")
 @click.option("--upstream", is_flag=True, help="Show where the focus node's data comes from.")
 @click.option("--downstream", is_flag=True, help="Show what depends on the focus node (impact).")
@@ -43,7 +44,6 @@ def _focus(graph: Graph, name: str) -> str:
 @click.option("--runs", is_flag=True, help="With --model: add each model's last run from the Dagster instance.")
 @click.option("--observed", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EVENTS.jsonl",
               help="Compare the project graph with OpenLineage events that really ran.")
-@guarded
 def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool, downstream: bool,
             tags: tuple[str, ...], depth: int | None, fmt: str, output: str | None, column: str | None,
             list_columns: bool, classification: str | None, direct_only: bool, runs: bool,
@@ -56,14 +56,10 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
     if list_columns and not model:
         raise click.UsageError("--columns needs --model NAME")
     if observed:
-        from pathlib import Path
-
         from ..openlineage.observed import compare, diff_text
 
         diff = compare(load_or_exit(project_dir, env), Path(observed))
-        import json as _json
-
-        text = _json.dumps(diff.to_dict(), indent=2, sort_keys=True) if fmt == "json" else diff_text(diff)
+        text = json.dumps(diff.to_dict(), indent=2, sort_keys=True) if fmt == "json" else diff_text(diff)
     elif fmt == "openlineage":
         text = _openlineage_export(load_or_exit(project_dir, env))
     elif column or list_columns or classification:
@@ -105,8 +101,7 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
         else:
             text = to_mermaid(graph, ids)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        Path(output).write_text(text + "\n", encoding="utf-8")
         click.echo(f"Wrote {output}")
     else:
         click.echo(text)
@@ -116,8 +111,6 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
 def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstream: bool, downstream: bool,
                depth: int | None, fmt: str, ids: set[str]) -> str:
     """The lineage tree with each model's last run (status, start, duration, rows) from Dagster."""
-    import json
-
     from ..dagster.run_history import LastRun, last_runs
     from ..lineage.render import ascii_focus
     from .dagster_exec import instance_or_exit, location_or_exit
@@ -152,8 +145,6 @@ def _with_runs(project_dir: str, env: str | None, graph: Graph, nid: str, upstre
 
 def _openlineage_export(loaded: LoadedProject) -> str:
     """Static lineage (no run needed) so a catalog shows the graph before the first run."""
-    import json
-
     from ..lineage.project_columns import column_lineage
     from ..openlineage.static import static_events
 
@@ -163,8 +154,6 @@ def _openlineage_export(loaded: LoadedProject) -> str:
 
 def _column_views(loaded: LoadedProject, model: str | None, column: str | None, list_columns: bool,
                   classification: str | None, upstream: bool, downstream: bool, fmt: str, direct_only: bool) -> str:
-    import json
-
     from ..lineage import column_render as cr
     from ..lineage.project_columns import column_lineage, propagate_classification
 

@@ -33,20 +33,9 @@ def cli() -> None:
     """dagster-streamt: declarative SQL pipelines on Spark, orchestrated by Dagster."""
 
 
-cli.add_command(init)
-cli.add_command(validate)
-cli.add_command(compile_)
-cli.add_command(lineage)
-cli.add_command(run)
-cli.add_command(backfill)
-cli.add_command(status)
-cli.add_command(test)
-cli.add_command(server)
-cli.add_command(docs)
-cli.add_command(kafka)
-cli.add_command(jars)
-cli.add_command(restore)
-cli.add_command(vacuum)
+for command in (init, validate, compile_, lineage, run, backfill, status, test, server, docs, kafka, jars, restore,
+                vacuum):
+    cli.add_command(command)
 
 
 def main() -> None:

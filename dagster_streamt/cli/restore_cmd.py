@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import click
 
-from .common import guarded, load_or_exit, project_options
-from .delta_models import delta_table_or_exit, fail, jvm_console_on_stderr
+from .common import fail, load_or_exit, project_command
+from .delta_models import delta_table_or_exit, jvm_console_on_stderr
 
 
 def _when(text: str) -> datetime:
@@ -21,14 +21,12 @@ def _when(text: str) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-@click.command("restore")
-@project_options
+@project_command("restore")
 @click.argument("model")
 @click.option("--version", "version", type=click.IntRange(min=0), default=None, metavar="N",
               help="The Delta version to go back to (`streamt status --history MODEL` lists them).")
 @click.option("--timestamp", "timestamp", default=None, metavar="TIME",
               help="Or: the version that was current at TIME (ISO 8601, UTC unless it has an offset).")
-@guarded
 def restore(project_dir: str, env: str | None, model: str, version: int | None, timestamp: str | None) -> None:
     """Make an earlier version of table MODEL current again, under the model's writer lock.
 
@@ -55,6 +53,5 @@ def restore(project_dir: str, env: str | None, model: str, version: int | None, 
             done = restore_table(spark, Warehouse.for_project(loaded.project), model, target)
     except (StreamtSparkError, HistoryUnavailable) as exc:
         fail(str(exc))
-        return
     click.echo(f"{model}: restored version {done.restored} as version {done.version} ({done.rows:,} rows); "
                f"`streamt status --history {model}` shows it")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime
 
 import click
 
 from ..core.durations import parse_duration
-from .common import EXIT_INVALID, guarded, load_or_exit, project_options
+from .common import fail, load_or_exit, project_command
 
 
 def _freshness(model: object, last: object, now: datetime) -> str:
@@ -26,8 +25,7 @@ def _freshness(model: object, last: object, now: datetime) -> str:
     return "ok"
 
 
-@click.command("status")
-@project_options
+@project_command("status")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--lag", is_flag=True, help="Also show each Kafka source's messages and the consumer lag of the "
               "stream models reading it (end offsets minus their checkpoints' committed offsets; asks the broker).")
@@ -36,7 +34,6 @@ def _freshness(model: object, last: object, now: datetime) -> str:
               "the refresh read), from the table's log without Spark.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True,
               help="With --history: how many versions.")
-@guarded
 def status(project_dir: str, env: str | None, fmt: str, lag: bool, history: str | None = None,
            limit: int = 10) -> None:
     """Every model with its last run, freshness and test results (with --lag: Kafka sources' lag; with
@@ -104,5 +101,4 @@ def status(project_dir: str, env: str | None, fmt: str, lag: bool, history: str 
 def _lag_failed(error: str | None) -> None:
     """The broker did not answer: one line (the models' status above still stands), exit 1."""
     if error:
-        click.echo(click.style(f"error: {error}", fg="red"), err=True)
-        sys.exit(EXIT_INVALID)
+        fail(error)

@@ -7,11 +7,8 @@ from typing import Any
 
 import click
 
-from .delta_models import delta_table_or_exit, fail
-
-
-def _n(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
+from .common import cell, fail
+from .delta_models import delta_table_or_exit
 
 
 def show_history(loaded: Any, name: str, limit: int, fmt: str) -> None:
@@ -22,7 +19,6 @@ def show_history(loaded: Any, name: str, limit: int, fmt: str) -> None:
         versions = history(table, limit)
     except HistoryUnavailable as exc:
         fail(f"model {name}: {exc}")
-        return
     if fmt == "json":
         click.echo(history_json(name, table, versions))
         return
@@ -34,5 +30,5 @@ def show_history(loaded: Any, name: str, limit: int, fmt: str) -> None:
         if v.restored_from is not None:
             note = f"restored version {v.restored_from}" + (f": {note}" if note else "")
         stamp = v.timestamp.replace("T", " ").removesuffix("Z")
-        click.echo(f"{v.version:>7}  {stamp:<23}  {v.operation:<20} {_n(v.rows_added):>9} {_n(v.rows_removed):>9} "
-                   f"{_n(v.table_rows):>10}  {note}".rstrip())
+        click.echo(f"{v.version:>7}  {stamp:<23}  {v.operation:<20} {cell(v.rows_added):>9} {cell(v.rows_removed):>9} "
+                   f"{cell(v.table_rows):>10}  {note}".rstrip())

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .common import cell
+
 if TYPE_CHECKING:
     from ..core.loaded import LoadedProject
     from ..kafka.lag import SourceLag
@@ -41,10 +43,6 @@ def as_json(lags: list[SourceLag]) -> list[dict[str, Any]]:
     return [s.to_dict() for s in lags]
 
 
-def _n(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
 def echo_table(lags: list[SourceLag]) -> None:
     """One line per source (its total lag), then one per reader and partition, sorted by name."""
     if not lags:
@@ -64,19 +62,19 @@ def echo_table(lags: list[SourceLag]) -> None:
         if s.mode != "stream":
             why = ("batch: read by table models only (each run re-reads the topic), no lag"
                    if s.mode == "batch" else "read by no model")
-            click.echo(f"{s.source:<24} {topics:<30} {'':>4} {'':>12} {'':>12} {'-':>10}  ~{_n(s.messages)} msgs; "
+            click.echo(f"{s.source:<24} {topics:<30} {'':>4} {'':>12} {'':>12} {'-':>10}  ~{cell(s.messages)} msgs; "
                        f"{why}")
             continue
         end_total = sum(sum(parts.values()) for parts in s.end_offsets.values())
-        click.echo(f"{s.source:<24} {topics:<30} {'all':>4} {end_total:>12,} {'':>12} {_n(s.lag):>10}  "
-                   f"~{_n(s.messages)} msgs")
+        click.echo(f"{s.source:<24} {topics:<30} {'all':>4} {end_total:>12,} {'':>12} {cell(s.lag):>10}  "
+                   f"~{cell(s.messages)} msgs")
         for r in sorted(s.readers, key=lambda r: r.reader):
             if r.batch is None:
                 click.echo(f"{'':<24} {r.reader:<30} never ran (no committed batch): lag unknown")
                 continue
-            click.echo(f"{'':<24} {r.reader:<30} {'all':>4} {'':>12} {'':>12} {_n(r.total):>10}  "
+            click.echo(f"{'':<24} {r.reader:<30} {'all':>4} {'':>12} {'':>12} {cell(r.total):>10}  "
                        f"batch {r.batch}")
             for p in sorted(r.partitions, key=lambda p: (p.topic, p.partition)):
                 label = f"  {p.topic}" if len(s.topics) > 1 else ""
-                click.echo(f"{'':<24} {label:<30} {p.partition:>4} {p.end_offset:>12,} {_n(p.committed):>12} "
+                click.echo(f"{'':<24} {label:<30} {p.partition:>4} {p.end_offset:>12,} {cell(p.committed):>12} "
                            f"{p.lag:>10,}")

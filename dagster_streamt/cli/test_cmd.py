@@ -12,31 +12,25 @@ import sys
 import click
 
 from ..core import metadata as meta
-from .common import EXIT_INVALID, guarded, load_or_exit, project_options
+from .common import EXIT_INVALID, load_or_exit, project_command, select_or_usage
 
 
-@click.command("test")
-@project_options
+@project_command("test")
 @click.option("-s", "--select", "selection", default=None,
               help="Tests of these models/sources (selection syntax), or test names; default all.")
 @click.option("--type", "test_type", type=click.Choice(["schema", "sample", "continuous", "freshness"]),
               default=None, help="Only tests of this type (freshness: the sources' `freshness:` checks).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@guarded
 def test(project_dir: str, env: str | None, selection: str | None, test_type: str | None, fmt: str) -> None:
     """Run data tests on Spark, and source freshness; exit 1 when a check with severity error fails."""
     from ..checks.results import target_of
     from ..checks.source_freshness import checked_sources
-    from ..graph.select import SelectionError, select
 
     loaded = load_or_exit(project_dir, env)
     tests = [t for _, t in sorted(loaded.project.tests.items()) if t.enabled]
     fresh = list(checked_sources(loaded.project))
     if selection:
-        try:
-            ids = set(select(loaded.graph, selection, types=("model", "source", "test")))
-        except SelectionError as exc:
-            raise click.UsageError(str(exc)) from None
+        ids = set(select_or_usage(loaded.graph, selection, ("model", "source", "test")))
         tests = [t for t in tests if f"test.{t.name}" in ids or "{}.{}".format(*target_of(t)) in ids]
         fresh = [s for s in fresh if f"source.{s}" in ids]
     if test_type:

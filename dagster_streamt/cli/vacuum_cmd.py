@@ -9,32 +9,26 @@ import json
 import click
 
 from ..core.ids import names_of
-from .common import guarded, load_or_exit, project_options
-from .delta_models import fail, jvm_console_on_stderr, kind_of, stores_delta
+from .common import fail, load_or_exit, project_command, select_or_usage
+from .delta_models import jvm_console_on_stderr, kind_of, stores_delta
 
 
-@click.command("vacuum")
-@project_options
+@project_command("vacuum")
 @click.option("-s", "--select", "selection", default=None, help="Models to vacuum (selection syntax); default all "
               "with a Delta table.")
 @click.option("--retention-hours", type=click.FloatRange(min=0), default=None, metavar="H",
               help="Keep this much history instead of runtime.spark.delta.vacuum_retention_hours (default 168).")
 @click.option("--dry-run", is_flag=True, help="Only count the files a VACUUM would delete.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@guarded
 def vacuum(project_dir: str, env: str | None, selection: str | None, retention_hours: float | None, dry_run: bool,
            fmt: str) -> None:
     """Delete data files no Delta version younger than the retention needs; older versions can then no
     longer be read or restored."""
-    from ..graph.select import SelectionError, select
     from ..spark.delta.delta_maintenance import DELTA_MIN_RETENTION_HOURS
     from ..spark.delta.delta_maintenance import vacuum as vacuum_table
 
     loaded = load_or_exit(project_dir, env)
-    try:
-        ids = select(loaded.graph, selection) if selection else loaded.graph.of_type("model")
-    except SelectionError as exc:
-        raise click.UsageError(str(exc)) from None
+    ids = select_or_usage(loaded.graph, selection) if selection else loaded.graph.of_type("model")
     from ..spark.storage.paths import ProjectPaths
     from ..spark.storage.warehouse import Warehouse
 
@@ -64,7 +58,6 @@ def vacuum(project_dir: str, env: str | None, selection: str | None, retention_h
                     for n in tables]
     except StreamtSparkError as exc:
         fail(str(exc))
-        return
     if fmt == "json":
         click.echo(json.dumps({"retention_hours": hours, "dry_run": dry_run,
                                "models": [d.__dict__ for d in done]}, indent=2, sort_keys=True))

@@ -9,13 +9,11 @@ import click
 
 from ..spec.envvars import Redactor
 from ..spec.errors import ProjectError
-from .common import EXIT_INVALID, EXIT_OK, guarded, print_diagnostics, project_options
+from .common import EXIT_INVALID, EXIT_OK, print_diagnostics, project_command
 
 
-@click.command("validate")
-@project_options
+@project_command("validate")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@guarded
 def validate(project_dir: str, env: str | None, fmt: str) -> None:
     """Check the project: schema, references, SQL, cycles, schedules and governance rules."""
     from ..api import load

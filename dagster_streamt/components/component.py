@@ -165,25 +165,21 @@ class StreamtProjectComponent(dg.Component, dg.Resolvable):
             ``dg check defs``, ``dg list defs`` and ``dg dev`` call it; tests do it through
             ``dagster.components.testing.create_defs_folder_sandbox`` (``tests/dagster/test_component.py``).
         """
-        from ..spec.errors import ProjectError
-
-        try:
-            return self._build_defs(context)
-        except ProjectError as exc:  # file:line of each error, under the defs.yaml that loaded the project
-            raise ValueError(f"{context.path / 'defs.yaml'}: streamt project {self.project}: {exc}") from None
-
-    def _build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         from ..api import load_or_raise
+        from ..spec.errors import ProjectError
+        from ..spec.loader import find_root_file
 
-        if not (Path(self.project) / "stream_project.yml").is_file() and \
-                not (Path(self.project) / "stream_project.yaml").is_file():
+        if find_root_file(Path(self.project)) is None:
             raise FileNotFoundError(f"{context.path / 'defs.yaml'}: project {self.project} has no stream_project.yml "
                                     "(set `project:` to the streamt project's folder; a relative path starts at "
                                     "this defs.yaml's folder)")
-        loaded = load_or_raise(self.project, self.env)
-        translator = self.get_translator()
-        if self.translation is not None:
-            translator = TranslatedTranslator(translator, self.translation, loaded)
-        return build_definitions(self.project, self.env, loaded=loaded, translator=translator,
-                                 spark=self.spark or _shared_resource(None, None, ()), select=self.select,
-                                 exclude=self.exclude, column_level_lineage=self.column_level_lineage)
+        try:
+            loaded = load_or_raise(self.project, self.env)
+            translator = self.get_translator()
+            if self.translation is not None:
+                translator = TranslatedTranslator(translator, self.translation, loaded)
+            return build_definitions(self.project, self.env, loaded=loaded, translator=translator,
+                                     spark=self.spark or _shared_resource(None, None, ()), select=self.select,
+                                     exclude=self.exclude, column_level_lineage=self.column_level_lineage)
+        except ProjectError as exc:  # file:line of each error, under the defs.yaml that loaded the project
+            raise ValueError(f"{context.path / 'defs.yaml'}: streamt project {self.project}: {exc}") from None

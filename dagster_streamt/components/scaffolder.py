@@ -12,6 +12,8 @@ from pathlib import Path
 from dagster.components import Scaffolder, ScaffoldRequest, scaffold_component
 from pydantic import BaseModel, Field
 
+from ..spec.loader import find_root_file
+
 STARTER = {
     "stream_project.yml": """\
         # A streamt project (https://github.com/conduktor/streamt format), run on Spark by dagster-streamt.
@@ -53,7 +55,7 @@ class StreamtProjectScaffolder(Scaffolder[StreamtScaffoldParams]):
         path = request.params.project_path
         if path is not None:
             project = Path(path).resolve()
-            if not (project / "stream_project.yml").is_file() and not (project / "stream_project.yaml").is_file():
+            if find_root_file(project) is None:
                 raise FileNotFoundError(f"--project-path {path}: no stream_project.yml in {project}")
             root = (request.project_root or Path.cwd()).resolve()
             try:

@@ -16,9 +16,8 @@ from typing import Any
 import dagster as dg
 
 from ..api import LoadedProject
-from ..compile.compiled import CompiledModel
 from ..dagster.translator import StreamtTranslator
-from ..spec.models import Exposure, Model, Source, Test
+from ..spec.models import Exposure, Model, Source
 
 TranslationFn = Callable[[dg.AssetSpec, Mapping[str, Any]], dg.AssetSpec]
 Entity = Model | Source | Exposure
@@ -39,6 +38,11 @@ def node_vars(loaded: LoadedProject, entity: Entity) -> dict[str, Any]:
     if kind == "model" and entity.name in loaded.compiled.models:
         data["materialized"] = loaded.compiled.models[entity.name].materialized
     return data
+
+
+def _from_base(name: str) -> Any:
+    """A method that answers with the base translator's method ``name`` (a subclass's override included)."""
+    return lambda self, *args, **kwargs: getattr(self.base, name)(*args, **kwargs)
 
 
 class TranslatedTranslator(StreamtTranslator):
@@ -93,33 +97,13 @@ class TranslatedTranslator(StreamtTranslator):
         return out.replace_attributes(key=spec.key)
 
     # everything else: the base translator's -----------------------------------------------
-    def get_check_name(self, test: Test) -> str:
-        return self.base.get_check_name(test)
-
-    def get_group_name(self, model: Model) -> str:
-        return self.base.get_group_name(model)
-
-    def get_owners(self, entity: Entity) -> list[str]:
-        return self.base.get_owners(entity)
-
-    def get_tags(self, entity: Entity) -> dict[str, str]:
-        return self.base.get_tags(entity)
-
-    def get_model_kinds(self, model: Model) -> set[str]:
-        return self.base.get_model_kinds(model)
-
-    def get_source_kinds(self, source: Source) -> set[str]:
-        return self.base.get_source_kinds(source)
-
-    def get_exposure_kinds(self, exposure: Exposure) -> set[str]:
-        return self.base.get_exposure_kinds(exposure)
-
-    def get_description(self, model: Model, compiled: CompiledModel) -> str:
-        return self.base.get_description(model, compiled)
-
-    def get_code_version(self, model: Model, compiled: CompiledModel) -> str:
-        return self.base.get_code_version(model, compiled)
-
-    def get_model_metadata(self, model: Model, compiled: CompiledModel,
-                           columns: list[tuple[str, str | None]]) -> dict[str, Any]:
-        return self.base.get_model_metadata(model, compiled, columns)
+    get_check_name = _from_base("get_check_name")
+    get_group_name = _from_base("get_group_name")
+    get_owners = _from_base("get_owners")
+    get_tags = _from_base("get_tags")
+    get_model_kinds = _from_base("get_model_kinds")
+    get_source_kinds = _from_base("get_source_kinds")
+    get_exposure_kinds = _from_base("get_exposure_kinds")
+    get_description = _from_base("get_description")
+    get_code_version = _from_base("get_code_version")
+    get_model_metadata = _from_base("get_model_metadata")

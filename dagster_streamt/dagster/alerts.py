@@ -13,6 +13,7 @@ from dagster import RunFailureSensorContext
 from ..api import LoadedProject
 from ..core import metadata as meta
 from .key_map import KeyMap
+from .run_history import md_value
 
 
 def failed_models(instance: dg.DagsterInstance, run_id: str, keys: KeyMap) -> list[dict[str, str]]:
@@ -21,10 +22,10 @@ def failed_models(instance: dg.DagsterInstance, run_id: str, keys: KeyMap) -> li
     for rec in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION).records:
         obs = rec.event_log_entry.asset_observation
         md = dict(obs.metadata) if obs is not None else {}
-        status = getattr(md.get(meta.STATUS), "value", None)
+        status = md_value(md, meta.STATUS)
         name = keys.model_of(obs.asset_key) if obs is not None else None
         if name is not None and status == "failed":
-            out.append({"model": name, "error": str(getattr(md.get("error"), "value", ""))})
+            out.append({"model": name, "error": str(md_value(md, "error", ""))})
     return sorted(out, key=lambda m: m["model"])
 
 

@@ -34,8 +34,7 @@ def describe_test(test: Test) -> str:
 def tests_by_target(loaded: LoadedProject, keys: KeyMap) -> dict[tuple[str, str], list[Test]]:
     """Enabled tests (those with a check key) by target."""
     out: dict[tuple[str, str], list[Test]] = {}
-    for name in sorted(loaded.project.tests):
-        test = loaded.project.tests[name]
+    for name, test in sorted(loaded.project.tests.items()):
         if name in keys.tests:
             out.setdefault(target_of(test), []).append(test)
     return out

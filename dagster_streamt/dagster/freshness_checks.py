@@ -8,6 +8,7 @@ File sources are measured without Spark; a session starts only for ``max(column)
 No `from __future__ import annotations`: Dagster reads the runtime type hints of check functions.
 """
 
+import functools
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -59,12 +60,9 @@ def build_freshness_checks(loaded: LoadedProject, key_map: KeyMap,
     def source_freshness(context: AssetCheckExecutionContext, spark: SparkResource) -> Iterator[dg.AssetCheckResult]:
         now = datetime.now(UTC)
         with ExitStack() as stack:
-            sessions: list[Any] = []
-
-            def session() -> Any:
-                if not sessions:
-                    sessions.append(stack.enter_context(spark.session(loaded.project)))
-                return sessions[0]
+            @functools.cache
+            def session() -> Any:  # started by the first check that needs one
+                return stack.enter_context(spark.session(loaded.project))
 
             for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
                 name = by_check[key]

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from ..instance_location import INSTANCE_DIR, instance_dir
-
-__all__ = ["INSTANCE_DIR", "instance_dir", "project_instance"]
+from ..instance_location import instance_dir
 
 _DAGSTER_YAML = """\
 # Written by dagster-streamt: this project's Dagster instance (SQLite storage, no telemetry).

@@ -29,7 +29,8 @@ from ..kafka.lag import TIMEOUT, Offsets, SourceLag, broker_settings, kafka_sour
 from ..spec.models import Source
 from ..spec.names import safe_identifier
 from .key_map import KeyMap
-from .new_data_sensor import fed_models
+from .new_data_sensor import new_data_sensor
+from .run_history import md_value
 
 NEW_RECORDS_TAG = "streamt/new_records"  # how many records arrived since the cursor
 END_OFFSETS, LAG = "kafka/end_offsets", "kafka/lag"
@@ -77,9 +78,7 @@ def lag_metadata(lag: SourceLag) -> dict[str, Any]:
 
 def _observed(md: Mapping[str, Any]) -> tuple[Any, Any]:
     """(end offsets, lag) of observation metadata, comparable across recorded and new events."""
-    def plain(value: Any) -> Any:
-        return getattr(value, "value", value)
-    return plain(md.get(END_OFFSETS)), plain(md.get(LAG))
+    return md_value(md, END_OFFSETS), md_value(md, LAG)
 
 
 def _changed(context: SensorEvaluationContext, key: dg.AssetKey, md: Mapping[str, Any]) -> bool:
@@ -95,19 +94,12 @@ def _changed(context: SensorEvaluationContext, key: dg.AssetKey, md: Mapping[str
 
 
 def build_kafka_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source) -> dg.SensorDefinition:
-    models = [m for m in fed_models(loaded, source.name) if m in key_map.assets]
-    keys = [key_map.model(m) for m in models]
     asset = key_map.sources.get(source.name)
-    config = source.sensor
-    target = (f"runs {', '.join(models)}" if models
-              else "feeds no stream model, so it never requests a run (schedule table models instead)")
     topics = source.topic or source.options.get("subscribe", "")
+    models, keys, sensor = new_data_sensor(loaded, key_map, source,
+                                           f"New records in Kafka topic {topics} (end offsets past the cursor)")
 
-    @dg.sensor(name=f"{safe_identifier(source.name)}_new_data",
-               minimum_interval_seconds=config.minimum_interval_seconds,
-               asset_selection=keys or None,
-               default_status=dg.DefaultSensorStatus.RUNNING if config.enabled else dg.DefaultSensorStatus.STOPPED,
-               description=f"New records in Kafka topic {topics} (end offsets past the cursor): {target}.")
+    @sensor
     def new_data(context: SensorEvaluationContext) -> dg.SensorResult:
         broker = broker_settings(loaded.project)
         if broker is None:

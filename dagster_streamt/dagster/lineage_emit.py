@@ -15,6 +15,7 @@ from pathlib import Path
 import dagster as dg
 
 from ..api import LoadedProject
+from ..core.files import atomic_write
 from ..lineage.project_columns import column_lineage
 from ..openlineage.events import EventBuilder
 from ..openlineage.transport import DeliveryReport, emit_all, resolve_transport_config, state_dir
@@ -37,9 +38,7 @@ def _registry(root: Path) -> Iterator[dict[str, float]]:
             data = {}
         yield data
         keep = dict(sorted(data.items(), key=lambda kv: kv[1])[-KEEP:])
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(keep, sort_keys=True))
-        tmp.replace(path)
+        atomic_write(path, json.dumps(keep, sort_keys=True))
 
 
 def emit_runs(loaded: LoadedProject, key_map: KeyMap, instance: dg.DagsterInstance,

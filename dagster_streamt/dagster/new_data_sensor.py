@@ -12,6 +12,7 @@ No `from __future__ import annotations`: Dagster reads the runtime type hints of
 
 import hashlib
 import json
+from collections.abc import Callable
 
 import dagster as dg
 from dagster import SensorEvaluationContext
@@ -72,19 +73,27 @@ def run_key(source: str, changed: list[DataFile]) -> str:
     return f"{source}:{digest[:32]}"
 
 
-def build_new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source) -> dg.SensorDefinition:
+def new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source,
+                    watches: str) -> tuple[list[str], list[dg.AssetKey], Callable[..., dg.SensorDefinition]]:
+    """The models the ``<source>_new_data`` sensor runs (those of the code location), their keys, and its
+    ``@dg.sensor`` decorator; ``watches`` starts its description."""
     models = [m for m in fed_models(loaded, source.name) if m in key_map.assets]
     keys = [key_map.model(m) for m in models]
-    location = source_location(loaded.project, source)
     config = source.sensor
     target = (f"runs {', '.join(models)}" if models
               else "feeds no stream model, so it never requests a run (schedule table models instead)")
+    status = dg.DefaultSensorStatus.RUNNING if config.enabled else dg.DefaultSensorStatus.STOPPED
+    sensor = dg.sensor(name=f"{safe_identifier(source.name)}_new_data", default_status=status,
+                       minimum_interval_seconds=config.minimum_interval_seconds, asset_selection=keys or None,
+                       description=f"{watches}: {target}.")
+    return models, keys, sensor
 
-    @dg.sensor(name=f"{safe_identifier(source.name)}_new_data",
-               minimum_interval_seconds=config.minimum_interval_seconds,
-               asset_selection=keys or None,
-               default_status=dg.DefaultSensorStatus.RUNNING if config.enabled else dg.DefaultSensorStatus.STOPPED,
-               description=f"New or grown files under {location}: {target}.")
+
+def build_new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source) -> dg.SensorDefinition:
+    location = source_location(loaded.project, source)
+    models, keys, sensor = new_data_sensor(loaded, key_map, source, f"New or grown files under {location}")
+
+    @sensor
     def new_data(context: SensorEvaluationContext) -> dg.SensorResult:
         try:
             files = data_files(location)

@@ -35,10 +35,6 @@ def keep_sessions_alive() -> Iterator[None]:
         _shared_sessions -= 1
 
 
-def _conf_value(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 class RunOptions(dg.ConfigurableResource):
     """What one run does besides bringing the selected models up to date, as typed run config (bound as
     ``run_options``), so the launchpad validates it and shows it: a typo is an error, not a tag ignored.
@@ -136,7 +132,8 @@ class SparkResource(dg.ConfigurableResource):
         """
         from dagster_spark.utils import flatten_dict
 
-        base = {key: _conf_value(value) for key, value in flatten_dict(dict(resource.spark_config or {}))}
+        base = {key: str(value).lower() if isinstance(value, bool) else str(value)  # Spark spells booleans lowercase
+                for key, value in flatten_dict(dict(resource.spark_config or {}))}
         return cls(base_conf=base, **fields)
 
     def settings(self, project: Any) -> Any:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import dagster as dg
 
@@ -39,7 +41,8 @@ class LastCheck:
 CONTINUOUS = {"running": "RUNNING", "restarting": "RUNNING", "stopped": "COMPLETE"}
 
 
-def _md(md: dict, key: str, default: object = None) -> object:
+def md_value(md: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    """The plain value of metadata entry ``key`` (Dagster wraps each in a ``MetadataValue``), else ``default``."""
     v = md.get(key)
     return default if v is None else getattr(v, "value", v)
 
@@ -48,8 +51,8 @@ def _int(x: object) -> int | None:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def _ts(x: object, default: float) -> datetime:
-    return datetime.fromtimestamp(float(x) if x is not None else default, tz=UTC)  # type: ignore[arg-type]
+def _ts(x: Any, default: float) -> datetime:
+    return datetime.fromtimestamp(float(x) if x is not None else default, tz=UTC)
 
 
 def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap) -> dict[str, LastRun]:
@@ -64,26 +67,26 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
         mat = instance.get_latest_materialization_event(key)
         if mat is not None and mat.asset_materialization is not None:
             md = dict(mat.asset_materialization.metadata)
-            ended = float(_md(md, meta.ENDED_AT, mat.timestamp))  # type: ignore[arg-type]
-            began = _md(md, meta.STARTED_AT, ended - float(_md(md, "duration_s", 0.0)))  # type: ignore[arg-type]
-            rows = _int(_md(md, "dagster/row_count"))
+            ended = float(md_value(md, meta.ENDED_AT, mat.timestamp))
+            began = md_value(md, meta.STARTED_AT, ended - float(md_value(md, "duration_s", 0.0)))
+            rows = _int(md_value(md, "dagster/row_count"))
             best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended),
-                           rows if rows is not None else _int(_md(md, "rows_written")), mat.run_id)
+                           rows if rows is not None else _int(md_value(md, "rows_written")), mat.run_id)
         obs = instance.fetch_observations(key, limit=1).records
         if obs:
             entry = obs[0].event_log_entry
             o = entry.asset_observation
             md = dict(o.metadata) if o is not None else {}
-            status = _md(md, meta.STATUS)
+            status = md_value(md, meta.STATUS)
             newer = best is None or entry.timestamp > best.finished.timestamp()
             if status in ("failed", "skipped") and newer:
-                best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(_md(md, meta.STARTED_AT),
-                               entry.timestamp), _ts(_md(md, meta.ENDED_AT), entry.timestamp), None,
-                               entry.run_id, str(_md(md, "error", "")))
-            elif _md(md, meta.MODE) == meta.CONTINUOUS and status in CONTINUOUS and newer:
+                best = LastRun("FAIL" if status == "failed" else "ABORT", _ts(md_value(md, meta.STARTED_AT),
+                               entry.timestamp), _ts(md_value(md, meta.ENDED_AT), entry.timestamp), None,
+                               entry.run_id, str(md_value(md, "error", "")))
+            elif md_value(md, meta.MODE) == meta.CONTINUOUS and status in CONTINUOUS and newer:
                 # `streamt run --continuous` reports progress outside any Dagster run: its latest report
                 at = _ts(None, entry.timestamp)
-                best = LastRun(CONTINUOUS[str(status)], at, at, _int(_md(md, "rows_written")), entry.run_id or "")
+                best = LastRun(CONTINUOUS[str(status)], at, at, _int(md_value(md, "rows_written")), entry.run_id or "")
         if best is not None:
             out[name] = best
     return out

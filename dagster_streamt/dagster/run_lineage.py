@@ -19,6 +19,7 @@ from ..core import metadata as meta
 from ..core.results import ModelResult
 from ..openlineage.events import DagsterRun, EventBuilder, assertions_from_tests
 from .key_map import KeyMap
+from .run_history import md_value
 
 DagsterEventType = dg.DagsterEventType
 
@@ -33,21 +34,16 @@ def _ts(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
-def _value(md: dict[str, Any], key: str, default: Any = None) -> Any:
-    v = md.get(key)
-    return default if v is None else getattr(v, "value", v)
-
-
 def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> ModelResult:
     """The model's result as the run recorded it in its materialization or observation metadata."""
-    schema = _value(md, "dagster/column_schema")
-    rows = _value(md, "rows_written")
+    schema = md_value(md, "dagster/column_schema")
+    rows = md_value(md, "rows_written")
     return ModelResult(
         model=model, materialized=materialized, status="success" if status == "success" else
         "failed" if status == "failed" else "skipped", rows_written=int(rows) if isinstance(rows, int) else None,
         schema=[(c.name, c.type) for c in schema.columns] if schema else [],
-        location=_value(md, "location"), error=_value(md, "error") or None,
-        duration_s=float(_value(md, "duration_s", 0.0) or 0.0))
+        location=md_value(md, "location"), error=md_value(md, "error") or None,
+        duration_s=float(md_value(md, "duration_s", 0.0) or 0.0))
 
 
 def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str, builder: EventBuilder,
@@ -86,16 +82,16 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
             if name is None or (ev.event_type == DagsterEventType.ASSET_OBSERVATION and meta.STATUS not in md):
                 continue
             status = "success" if ev.event_type == DagsterEventType.ASSET_MATERIALIZATION else \
-                _value(md, meta.STATUS)
+                md_value(md, meta.STATUS)
             mat_kind = loaded.compiled.models[name].materialized
-            begin = _ts(_value(md, meta.STARTED_AT, entry.timestamp))
-            finish = _ts(_value(md, meta.ENDED_AT, entry.timestamp))
+            begin = _ts(md_value(md, meta.STARTED_AT, entry.timestamp))
+            finish = _ts(md_value(md, meta.ENDED_AT, entry.timestamp))
             results[name] = (_result(name, mat_kind, status, md), begin, finish)
-            window = _value(md, meta.PARTITION_WINDOW)
+            window = md_value(md, meta.PARTITION_WINDOW)
             if window:  # a partitioned run: nominalTime is its time window
                 partition_window = (_ts(float(window[0])), _ts(float(window[1])))
         elif ev.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            compact = _value(dict(ev.asset_check_evaluation_data.metadata), meta.RESULT)
+            compact = md_value(dict(ev.asset_check_evaluation_data.metadata), meta.RESULT)
             if compact:
                 tests.append((TestResult.from_compact(compact), _ts(entry.timestamp)))
     if started is None:

@@ -62,16 +62,9 @@ def column_lineage_metadata(loaded: LoadedProject, keys: KeyMap,
         return {}
     deps: dict[str, list[dg.TableColumnDep]] = {}
     for col in ml.columns:
-        items = []
-        for edge in ml.fields.get(col, ()):
-            if edge.type != "DIRECT":
-                continue
-            rel = edge.source.relation
-            key = keys.models.get(rel) or keys.sources.get(rel)
-            if key is None:
-                continue
-            items.append(dg.TableColumnDep(asset_key=key, column_name=edge.source.column))
-        deps[col] = items
+        direct = [e.source for e in ml.fields.get(col, ()) if e.type == "DIRECT"]
+        found = [(keys.models.get(s.relation) or keys.sources.get(s.relation), s.column) for s in direct]
+        deps[col] = [dg.TableColumnDep(asset_key=key, column_name=c) for key, c in found if key is not None]
     return {"dagster/column_lineage": dg.TableColumnLineage(deps_by_column=deps)}
 
 

@@ -23,17 +23,6 @@ EXPOSURE_KINDS = {"dashboard": "dashboard", "application": "application", "api":
                   "ml_training": "ml", "ml_inference": "ml", "notebook": "notebook", "analysis": "notebook"}
 
 
-def _owner(owner: str | None) -> list[str]:
-    if not owner:
-        return []
-    return [owner if _OWNER_EMAIL.match(owner) or owner.startswith("team:") else f"team:{owner}"]
-
-
-def _tags(tags: list[str] | tuple[str, ...]) -> dict[str, str]:
-    # Dagster tag keys allow [A-Za-z0-9_.-]; project tags are shown as valueless tags
-    return {re.sub(r"[^A-Za-z0-9_.-]", "_", t)[:63]: "" for t in sorted(tags)}
-
-
 class StreamtTranslator:
     """How streamt entities become Dagster assets: keys, groups, owners, tags, descriptions.
 
@@ -196,7 +185,10 @@ class StreamtTranslator:
             >>> t.get_owners(loaded.project.models["orders_clean"])
             ['team:orders-team']
         """
-        return _owner(entity.owner)
+        owner = entity.owner
+        if not owner:
+            return []
+        return [owner if _OWNER_EMAIL.match(owner) or owner.startswith("team:") else f"team:{owner}"]
 
     def get_tags(self, entity: Model | Source | Exposure) -> dict[str, str]:
         """The Dagster tags of an asset.
@@ -214,7 +206,8 @@ class StreamtTranslator:
             >>> t.get_tags(loaded.project.models["orders_clean"])
             {'critical': '', 'orders': ''}
         """
-        return _tags(entity.tags)
+        # Dagster tag keys allow [A-Za-z0-9_.-]; project tags are shown as valueless tags
+        return {re.sub(r"[^A-Za-z0-9_.-]", "_", t)[:63]: "" for t in sorted(entity.tags)}
 
     def get_model_kinds(self, model: Model) -> set[str]:
         """The kinds (UI badges) of a model's asset.
@@ -341,10 +334,8 @@ class StreamtTranslator:
             >>> md["dagster/table_name"], md["materialized"]
             ('shop.orders_clean', 'stream')
         """
-        md: dict[str, Any] = {
-            "dagster/table_name": f"{self.project_name}.{model.name}",
-            "materialized": model.materialized,
-        }
+        md: dict[str, Any] = {"dagster/table_name": f"{self.project_name}.{model.name}",
+                              "materialized": model.materialized}
         topic = model.topic_settings
         extra = {"key": ", ".join(model.key_columns) or None, "access": model.access_level,
                  "topic": topic.name if topic else None,
