@@ -95,7 +95,8 @@ def test_full_refresh_is_typed_run_config(defs: dg.Definitions) -> None:
     resources = job.run_config_schema.config_type.fields["resources"].config_type.fields
     assert "full_refresh" in resources["run_options"].config_type.fields["config"].config_type.fields
     config = {"resources": {"run_options": {"config": {"full_refresh": ["orders_clen", "nothing_like_it"]}}}}
-    result = job.execute_in_process(run_config=config, asset_selection=[dg.AssetKey(["orders_clean"])], raise_on_error=False)
+    result = job.execute_in_process(run_config=config, asset_selection=[dg.AssetKey(["orders_clean"])],
+                                    raise_on_error=False)
     assert not result.success
     failure = next(e for e in result.all_events if e.is_step_failure)
     message = failure.step_failure_data.error.message if failure.step_failure_data.error else ""
