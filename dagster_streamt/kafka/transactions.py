@@ -62,21 +62,10 @@ class TopicWriter:
     def create(cls, conf: Mapping[str, str], topic: str, transactional_id: str) -> TopicWriter:
         return cls(tuple(sorted(conf.items())), topic, transactional_id)
 
-    def _fence_group(self, query: str) -> str:
-        return f"{self.transactional_id}.{query}"
-
     def _fence_consumer(self, query: str) -> Consumer:
         """A client of the fence's consumer group: reads its offset, and names the group in a transaction."""
-        return Consumer({**dict(self.conf), "group.id": self._fence_group(query), "logger": _LOG,
+        return Consumer({**dict(self.conf), "group.id": f"{self.transactional_id}.{query}", "logger": _LOG,
                          "enable.auto.commit": False})
-
-    def committed_batch(self, query: str) -> int | None:
-        """The last batch id of streaming query ``query`` whose transaction committed (None: none yet)."""
-        consumer = self._fence_consumer(query)
-        try:
-            return self._committed(consumer)
-        finally:
-            consumer.close()
 
     def _committed(self, consumer: Consumer, timeout: float = TIMEOUT) -> int | None:
         """The fence's committed batch id; a coordinator that is moving or loading is asked again (with
