@@ -25,10 +25,6 @@ from .render import RenderError, render_once
 from .summary import ParseSummary, stream_sql, summarize, summarize_many
 
 
-def project_resolver(project: Project) -> EnvResolver:
-    return EnvResolver(project_dotenv(project.root, project.env))
-
-
 def _line_in(template: str, needle: str) -> int:
     """1-based line of the first line mentioning ``needle`` (for locating a bad ref)."""
     for i, line in enumerate(template.splitlines(), start=1):
@@ -41,7 +37,7 @@ class _Compiler:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.diags = Diagnostics()
-        self.resolver = project_resolver(project)
+        self.resolver = EnvResolver(project_dotenv(project.root, project.env))
         self.model_names = set(project.models)
         self.source_names = set(project.sources)
 

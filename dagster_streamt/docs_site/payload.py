@@ -30,7 +30,6 @@ from .columns import column_sections
 from .run_state import RunState
 
 FORMAT = 1
-_NODE_KINDS = {"source": "source", "model": "model", "exposure": "exposure", "test": "test"}
 # shown in a page's own fields, so left out of its "configuration" list
 _SHOWN = {"name", "description", "owner", "tags", "columns", "sql", "materialized", "security", "assertions"}
 
@@ -42,7 +41,7 @@ def _config(obj: Strict, red: Redactor) -> dict[str, Any]:
 
 
 def _node(project: Project, node: Node, red: Redactor) -> dict[str, Any]:
-    file, line = project.where(_NODE_KINDS[node.type], node.name)
+    file, line = project.where(node.type, node.name)
     out: dict[str, Any] = {"id": node.id, "type": node.type, "name": node.name}
     for key, value in (("materialized", node.materialized), ("owner", node.owner), ("detail", node.detail),
                        ("description", node.description and red.text(node.description)), ("file", file)):
