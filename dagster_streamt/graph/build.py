@@ -78,20 +78,15 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
 
     for name, e in project.exposures.items():
         me = node_id("exposure", name)
-        inputs: list[tuple[NodeRef | str, str, int]] = [(r, "consumes", i) for i, r in enumerate(e.consumes)]
-        inputs += [(r, "depends_on", i) for i, r in enumerate(e.depends_on)]
-        for ref, key, i in inputs:
-            found = _resolve_ref(project, compiled, ref)
-            if found is None:
-                _missing(diags, project, name, key, i, ref, models)
-            else:
-                g.add_edge(found, me)
-        for i, ref in enumerate(e.produces):
-            found = _resolve_ref(project, compiled, ref)
-            if found is None:
-                _missing(diags, project, name, "produces", i, ref, models)
-            else:
-                g.add_edge(me, found)
+        for key, refs in (("consumes", e.consumes), ("depends_on", e.depends_on), ("produces", e.produces)):
+            for i, ref in enumerate(refs):
+                found = _resolve_ref(project, compiled, ref)
+                if found is None:
+                    _missing(diags, project, name, key, i, ref, models)
+                elif key == "produces":
+                    g.add_edge(me, found)
+                else:
+                    g.add_edge(found, me)
 
     g.freeze()
     cycles, extra = find_cycles(g)
