@@ -1,4 +1,4 @@
-"""Impact summary ("changes to X will affect ...") and sub-pipelines split by sinks."""
+"""Impact summary ("changes to X will affect ...")."""
 
 from __future__ import annotations
 
@@ -48,16 +48,3 @@ def impact(graph: Graph, nid: str) -> Impact:
     tags = tuple(sorted({t for n in nodes if n.type != "test" for t in n.tags}))
     return Impact(nid, models, sinks, exposures, tests, owners, tags)
 
-
-def sub_pipelines(graph: Graph) -> dict[str, list[str]]:
-    """For each sink (or, in a project without sinks, each leaf model): the models and sources it
-    needs, in topological order. Each sub-pipeline can be scheduled or deployed on its own."""
-    models = graph.of_type("model")
-    ends = [m for m in models if graph.nodes[m].materialized == "sink"]
-    if not ends:
-        ends = [m for m in models if not any(graph.nodes[d].type == "model" for d in graph.downstream_of(m))]
-    out: dict[str, list[str]] = {}
-    for end in sorted(ends):
-        members = {n for n in graph.upstream(end) if graph.nodes[n].type in ("model", "source")} | {end}
-        out[end] = graph.topological_order(members)
-    return out
