@@ -25,7 +25,6 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
@@ -129,7 +128,9 @@ class TopicWriter:
                 raise KafkaPublishError(errors[0] if errors else f"{left} record(s) not delivered in {TIMEOUT:g} s")
             producer.commit_transaction(TIMEOUT)
         except (KafkaException, KafkaPublishError) as exc:
-            _abort(producer)
+            # when this fails, the broker's timeout or the next run's init_transactions aborts the transaction
+            with contextlib.suppress(KafkaException):
+                producer.abort_transaction(TIMEOUT)
             reason = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
             raise KafkaPublishError(f"could not publish to topic {self.topic!r}: {reason}; nothing of this "
                                     "batch was committed, and the next run publishes it again") from None
@@ -137,9 +138,3 @@ class TopicWriter:
             if group is not None:
                 group.close()
         return count
-
-
-def _abort(producer: Any) -> None:
-    # when this fails, the broker's timeout or the next run's init_transactions aborts the transaction
-    with contextlib.suppress(KafkaException):
-        producer.abort_transaction(TIMEOUT)
