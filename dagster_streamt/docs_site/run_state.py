@@ -22,11 +22,6 @@ class RunState:
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # test -> latest result
     error: str = ""  # the instance could not be read: said on the page, never a traceback
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"instance": self.instance, "runs": dict(sorted(self.runs.items())),
-                "checks": dict(sorted(self.checks.items())), "error": self.error}
-
-
 def has_instance(loaded: LoadedProject) -> bool:
     where = instance_dir(loaded.project.root)
     return bool(os.environ.get("DAGSTER_HOME")) or (where.is_dir() and any(where.iterdir()))
