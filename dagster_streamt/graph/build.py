@@ -41,12 +41,6 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
     for name, e in project.exposures.items():
         g.add_node(Node(node_id("exposure", name), "exposure", name, None, e.owner, tuple(sorted(e.tags)),
                         e.description, e.type))
-    for name, t in project.tests.items():
-        if not t.enabled:
-            continue
-        target = f"model {t.model}" if t.model else f"source {t.source}"
-        g.add_node(Node(node_id("test", name), "test", name, t.type, None, tuple(sorted(t.tags)),
-                        t.description, target))
 
     for name, cm in compiled.models.items():
         me = node_id("model", name)
@@ -59,6 +53,9 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
     for name, t in project.tests.items():
         if not t.enabled:
             continue
+        target = f"model {t.model}" if t.model else f"source {t.source}"
+        g.add_node(Node(node_id("test", name), "test", name, t.type, None, tuple(sorted(t.tags)),
+                        t.description, target))
         file, line = project.where("test", name, "model" if t.model else "source")
         if t.model is not None:
             if t.model in compiled.models:
