@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ..core.ids import name_of
 from .graph import Graph
@@ -19,9 +19,7 @@ class Impact:
     tags: tuple[str, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"node": self.node, "models": list(self.models), "sinks": list(self.sinks),
-                "exposures": list(self.exposures), "tests": list(self.tests), "owners": list(self.owners),
-                "tags": list(self.tags)}
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
 
     def sentence(self, name: str) -> str:
         parts = []
