@@ -227,10 +227,6 @@ def kafka_sources(project: Project) -> list[Source]:
     return [s for _, s in sorted(project.sources.items()) if s.resolved_format == "kafka" and source_topics(s)]
 
 
-def has_readers(loaded: LoadedProject, source: str) -> bool:
-    return any(kind_of(d) == "model" for d in loaded.graph.downstream_of(node_id("source", source)))
-
-
 def broker_settings(project: Project) -> tuple[str, dict[str, Any]] | None:
     """(bootstrap servers, librdkafka settings) of the project's broker; None without one (no
     ``runtime.kafka``, or topics as local folders)."""
@@ -268,7 +264,8 @@ def source_lag(loaded: LoadedProject, source: Source, bootstrap: str, conf: Mapp
     unreachable broker raises :class:`KafkaAdminError` (check it once with :func:`check_broker`)."""
     topics = source_topics(source)
     streams = stream_readers(loaded.graph, loaded.project.models, source.name)
-    mode: Mode = "stream" if streams else ("batch" if has_readers(loaded, source.name) else "none")
+    batch = any(kind_of(d) == "model" for d in loaded.graph.downstream_of(node_id("source", source.name)))
+    mode: Mode = "stream" if streams else ("batch" if batch else "none")
     try:
         end = {t: end_offsets(bootstrap, t, conf=conf, timeout=timeout) for t in topics}
         start = {t: start_offsets(bootstrap, t, conf=conf, timeout=timeout) for t in topics}
