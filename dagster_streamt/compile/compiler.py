@@ -22,7 +22,7 @@ from ..spec.suggest import did_you_mean
 from .compiled import CompiledModel, CompiledProject, bind, relation_name
 from .infer import infer_materializations
 from .render import RenderError, render_once
-from .summary import ParseSummary, stream_sql, summarize, summarize_many
+from .summary import ParseSummary, stream_sql, summarize
 
 
 def _line_in(template: str, needle: str) -> int:
@@ -169,12 +169,10 @@ def _parse_all(sqls: dict[str, str], cache: dict[str, ParseSummary]) -> dict[str
     out = {h: cache[h] for h in sqls if h in cache}
     workers = min(os.cpu_count() or 1, 8)
     if len(todo) >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
-        chunks = [todo[i::workers * 4] for i in range(workers * 4)]
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for chunk, results in zip(chunks, pool.map(summarize_many, [[sqls[h] for h in c] for c in chunks]),
-                                      strict=True):
-                out.update(zip(chunk, results, strict=True))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:  # four chunks a worker
+            results = pool.map(summarize, [sqls[h] for h in todo], chunksize=len(todo) // (workers * 4) + 1)
+            out.update(zip(todo, results, strict=True))
     else:
         for h in todo:
             out[h] = summarize(sqls[h])
