@@ -36,20 +36,20 @@ def _code_stamp() -> str:
                     for p in sorted(here.rglob("*.py")) for s in [p.stat()])
 
 
-def _fingerprint(root: Path, env: str | None) -> tuple[str, dict[str, str]]:
-    digest = hashlib.sha256(f"{_CACHE_VERSION}:{__version__}:{env}:{_code_stamp()}".encode())
-    hashes: dict[str, str] = {}
-    files = project_files(root)
-    for extra in (root / ".env", root / f".env.{env}", *(sorted((root / "environments").glob("*.y*ml"))
-                                                         if (root / "environments").is_dir() else [])):
-        if extra.is_file():
-            files.append(extra)
-    for f in files:
-        h = hashlib.sha256(f.read_bytes()).hexdigest()
-        rel = f.relative_to(root).as_posix()
-        hashes[rel] = h
-        digest.update(f"{rel}\0{h}\n".encode())
-    return digest.hexdigest(), hashes
+def _project_key(root: Path, env: str | None) -> str:
+    """The hash of this code, the environment and every project file; "" when they cannot be read."""
+    if not root.is_dir():
+        return ""
+    try:
+        digest = hashlib.sha256(f"{_CACHE_VERSION}:{__version__}:{env}:{_code_stamp()}".encode())
+        files = project_files(root)
+        files += [f for f in (root / ".env", root / f".env.{env}", *sorted((root / "environments").glob("*.y*ml")))
+                  if f.is_file()]
+        for f in files:
+            digest.update(f"{f.relative_to(root).as_posix()}\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
+    except OSError:
+        return ""
+    return digest.hexdigest()
 
 
 def _env_digest(names: list[str]) -> str:
@@ -57,11 +57,6 @@ def _env_digest(names: list[str]) -> str:
     for name in sorted(names):
         digest.update(f"{name}={os.environ.get(name)}\n".encode())
     return digest.hexdigest()
-
-
-def _header(key: str, env_names: list[str]) -> tuple[str, list[str], str]:
-    """The project key and the values of the variables it read: a changed variable is a miss."""
-    return key, env_names, _env_digest(env_names)
 
 
 def _current(key: str) -> Callable[[object], bool]:
@@ -82,7 +77,8 @@ def _read_cache(root: Path, key: str) -> LoadedProject | None:
 
 
 def _write_cache(root: Path, key: str, loaded: LoadedProject) -> None:
-    header = _header(key, sorted(loaded.project.env_used))
+    env_names = sorted(loaded.project.env_used)
+    header = (key, env_names, _env_digest(env_names))  # a changed variable is a miss
     write_cache(root / CACHE_FILE, header, loaded, private=True)  # may hold interpolated secrets: owner-only
     if loaded.errors:
         (root / GRAPH_CACHE_FILE).unlink(missing_ok=True)
@@ -134,16 +130,10 @@ def load(project_dir: str | Path, env: str | None = None, *, use_cache: bool = T
     """
     root = Path(project_dir).resolve()
     env = resolve_env_name(env, root)
-    key = ""
-    if use_cache and root.is_dir():
-        try:
-            key, _ = _fingerprint(root, env)
-        except OSError:
-            key = ""
-        if key:
-            cached = _read_cache(root, key)
-            if cached is not None:
-                return cached
+    key = _project_key(root, env) if use_cache else ""
+    cached = _read_cache(root, key) if key else None
+    if cached is not None:
+        return cached
     threshold = gc.get_threshold()
     gc.set_threshold(50_000, threshold[1], threshold[2])  # a load allocates millions of small objects
     try:
@@ -180,10 +170,7 @@ def load_graph(project_dir: str | Path, env: str | None = None) -> Graph:
     objects to unpickle); falls back to a full load, raising ``ProjectError`` on errors."""
     root = Path(project_dir).resolve()
     env = resolve_env_name(env, root)
-    try:
-        key, _ = _fingerprint(root, env) if root.is_dir() else ("", {})
-    except OSError:
-        key = ""
+    key = _project_key(root, env)
     if key:
         graph = read_cache(root / GRAPH_CACHE_FILE, _current(key))
         if isinstance(graph, Graph):

@@ -20,6 +20,7 @@ Examples:
 
 from __future__ import annotations
 
+import inspect
 import re
 import types
 import typing
@@ -29,6 +30,7 @@ from typing import Any
 
 import click
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 MARKER = re.compile(r"<!-- generated:([a-z-]+) -->")
@@ -81,7 +83,7 @@ def cli_reference() -> str:
         ctx = click.Context(command, info_name=path)
         out += [f"### `{path}`", "", "```text", command.get_usage(ctx), "```", ""]
         if command.help:
-            out += [line.rstrip() for line in _dedent(command.help)] + [""]
+            out += [line.rstrip() for line in inspect.cleandoc(command.help.replace("\b\n", "")).splitlines()] + [""]
         options = [p for p in command.params if isinstance(p, click.Option) and not p.hidden]
         arguments = [p for p in command.params if isinstance(p, click.Argument)]
         if arguments:
@@ -89,12 +91,6 @@ def cli_reference() -> str:
         if options:
             out += ["| option | value | meaning |", "|---|---|---|", *map(_option_row, options), ""]
     return "\n".join(out).rstrip() + "\n"
-
-
-def _dedent(text: str) -> list[str]:
-    import inspect
-
-    return inspect.cleandoc(text.replace("\b\n", "")).splitlines()
 
 
 # -- the YAML spec ------------------------------------------------------------------------------------
@@ -129,16 +125,11 @@ def _models_in(annotation: Any) -> list[tuple[type[BaseModel], bool]]:
     return []
 
 
-def _default(field: Any) -> str:
-    if field.default is not PydanticUndefined:
-        value = field.default
-    elif field.default_factory is not None:
-        return ""
-    else:
+def _default(field: FieldInfo) -> str:
+    if field.is_required():
         return "required"
-    if value is None or isinstance(value, BaseModel):
-        return ""
-    return f"`{value}`"
+    value = field.default
+    return "" if value is PydanticUndefined or value is None or isinstance(value, BaseModel) else f"`{value}`"
 
 
 def _rows(model: type[BaseModel], path: str, seen: tuple[type[BaseModel], ...]) -> Iterator[tuple[str, str, str]]:

@@ -23,32 +23,25 @@ def _dump(obj: Any) -> Any:
 def build_manifest(loaded: LoadedProject) -> dict[str, Any]:
     p, c, g = loaded.project, loaded.compiled, loaded.graph
     red = Redactor(p.secrets)
-    models: dict[str, Any] = {}
-    for name, m in p.models.items():
+
+    def section(kind: str, items: dict[str, Any]) -> dict[str, Any]:
+        """Each item as its YAML reads, and where: ``original_file`` is ``file:line``."""
+        return {name: {**_dump(obj), "original_file": "{}:{}".format(*p.where(kind, name))}
+                for name, obj in items.items()}
+
+    models = section("model", p.models)
+    for name, entry in models.items():
         cm = c.models.get(name)
-        entry = _dump(m)
         entry["compiled_sql"] = cm.sql if cm else None
         entry["spark_sql"] = cm.spark_sql if cm else None
         entry["depends_on"] = {"models": list(cm.upstream_models) if cm else [],
                                "sources": list(cm.sources) if cm else []}
         entry["output_columns"] = list(cm.output_columns) if cm and cm.output_columns else None
         entry["sql_hash"] = cm.sql_hash if cm else None
-        file, line = p.where("model", name)
-        entry["original_file"] = f"{file}:{line}"
         if name in p.legacy_materializations:
             entry["streamt_materialized"] = p.legacy_materializations[name]
         if name in p.inferred:
             entry["materialized_inferred_from"] = p.inferred[name]
-        models[name] = entry
-
-    def section(kind: str, items: dict[str, Any]) -> dict[str, Any]:
-        out = {}
-        for name, obj in items.items():
-            entry = _dump(obj)
-            file, line = p.where(kind, name)
-            entry["original_file"] = f"{file}:{line}"
-            out[name] = entry
-        return out
 
     body: dict[str, Any] = {
         "metadata": {"manifest_version": MANIFEST_VERSION, "generator": f"dagster-streamt {__version__}",

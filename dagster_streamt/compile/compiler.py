@@ -22,11 +22,7 @@ from ..spec.suggest import did_you_mean
 from .compiled import CompiledModel, CompiledProject, bind, relation_name
 from .infer import infer_materializations
 from .render import RenderError, render_once
-from .summary import ParseSummary, stream_sql, summarize, summarize_many
-
-
-def project_resolver(project: Project) -> EnvResolver:
-    return EnvResolver(project_dotenv(project.root, project.env))
+from .summary import ParseSummary, stream_sql, summarize
 
 
 def _line_in(template: str, needle: str) -> int:
@@ -41,15 +37,16 @@ class _Compiler:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.diags = Diagnostics()
-        self.resolver = project_resolver(project)
+        self.resolver = EnvResolver(project_dotenv(project.root, project.env))
         self.model_names = set(project.models)
         self.source_names = set(project.sources)
 
-    def sql_line(self, name: str, offset: int) -> tuple[str, int]:
+    def sql_diag(self, name: str, offset: int, code: str, message: str, hint: str,
+                 severity: Severity = Severity.ERROR) -> None:
+        """A diagnostic at line ``offset`` (1-based) of model ``name``'s SQL, located in its YAML file."""
         loc = self.project.location("model", name)
-        if loc is None:
-            return "", 0
-        return loc.file, loc.value_line_of("sql") + max(offset, 1) - 1
+        file, line = (loc.file, loc.value_line_of("sql") + max(offset, 1) - 1) if loc is not None else ("", 0)
+        self.diags.add(code, message, file=file, line=line, hint=hint, severity=severity)
 
     def compile_model(self, model: Model) -> CompiledModel:
         name = model.name
@@ -65,36 +62,32 @@ class _Compiler:
         try:
             rendered, calls = render_once(self.project, name, template, self.resolver, again=True)
         except RenderError as exc:
-            f, ln = self.sql_line(name, exc.lineno)
-            self.diags.add("SQL002", f"model {name!r}: {exc}", file=f, line=ln,
-                           hint='use {{ ref("model") }}, {{ source("name") }}, {{ env_var("VAR") }}, {{ var("x") }}')
+            self.sql_diag(name, exc.lineno, "SQL002", f"model {name!r}: {exc}",
+                          'use {{ ref("model") }}, {{ source("name") }}, {{ env_var("VAR") }}, {{ var("x") }}')
             return CompiledModel(name=name, materialized=mat, sql=None)
         for var in sorted(set(rendered.missing_vars)):
-            f, ln = self.sql_line(name, _line_in(model.sql, var))
-            self.diags.add("STR030", f"model {name!r}: environment variable {var} is not set", file=f, line=ln,
-                           hint=f'export {var}, add it to .env, or give a default: env_var("{var}", "value")')
+            self.sql_diag(name, _line_in(model.sql, var), "STR030",
+                          f"model {name!r}: environment variable {var} is not set",
+                          f'export {var}, add it to .env, or give a default: env_var("{var}", "value")')
         for var in sorted(set(rendered.unknown_vars)):
-            f, ln = self.sql_line(name, _line_in(model.sql, var))
             hint = did_you_mean(var, self.project.vars) or f"define it under `vars:` in the root file: {{{var}: ...}}"
-            self.diags.add("STR031", f"model {name!r}: unknown project variable {var!r}", file=f, line=ln, hint=hint)
+            self.sql_diag(name, _line_in(model.sql, var), "STR031",
+                          f"model {name!r}: unknown project variable {var!r}", hint)
         for ref in sorted(rendered.refs - self.model_names):
-            f, ln = self.sql_line(name, _line_in(model.sql, ref))
             extra = " (that name is a source: use source())" if ref in self.source_names else ""
             hint = did_you_mean(ref, self.model_names) or f"define a model named {ref!r}{extra}"
-            self.diags.add("REF001", f"model {name!r} references unknown model {ref!r}{extra}", file=f, line=ln,
-                           hint=hint)
+            self.sql_diag(name, _line_in(model.sql, ref), "REF001",
+                          f"model {name!r} references unknown model {ref!r}{extra}", hint)
         for src in sorted(rendered.sources - self.source_names):
-            f, ln = self.sql_line(name, _line_in(model.sql, src))
             extra = " (that name is a model: use ref())" if src in self.model_names else ""
             hint = did_you_mean(src, self.source_names) or f"declare a source named {src!r}{extra}"
-            self.diags.add("REF002", f"model {name!r} references unknown source {src!r}{extra}", file=f, line=ln,
-                           hint=hint)
+            self.sql_diag(name, _line_in(model.sql, src), "REF002",
+                          f"model {name!r} references unknown source {src!r}{extra}", hint)
         if rendered.uses_partition and model.partitioned_by is None:
             first = next((i for i, text in enumerate(model.sql.splitlines(), 1) if "partition_" in text), 1)
-            f, ln = self.sql_line(name, first)
-            self.diags.add("STR060", f"model {name!r} uses partition variables but has no `partitioned_by`",
-                           file=f, line=ln, hint="add `partitioned_by: {column: ..., granularity: day, start: "
-                           "2026-01-01}` to the model, or remove {{ partition_start }} / {{ partition_end }}")
+            self.sql_diag(name, first, "STR060", f"model {name!r} uses partition variables but has no `partitioned_by`",
+                          "add `partitioned_by: {column: ..., granularity: day, start: 2026-01-01}` to the model, or "
+                          "remove {{ partition_start }} / {{ partition_end }}")
         if not rendered.refs and not rendered.sources and mat != "sink":
             self.diags.add("REF007", f"model {name!r} reads no source or model, so it has no lineage",
                            file=file, line=line, severity=Severity.WARNING,
@@ -141,21 +134,19 @@ class _Compiler:
 
     def apply_parse(self, cm: CompiledModel, summary: ParseSummary) -> CompiledModel:
         if summary.error is not None:
-            f, ln = self.sql_line(cm.name, summary.line)
             code = "SQL005" if summary.problems else "SQL001"
             what = "" if summary.problems else "SQL syntax error: "
             hint = summary.problems[0].hint if summary.problems else \
                 "fix the SQL (Spark or Flink SQL); `streamt compile` shows the rendered SQL"
-            self.diags.add(code, f"model {cm.name!r}: {what}{summary.error}", file=f, line=ln, hint=hint)
+            self.sql_diag(cm.name, summary.line, code, f"model {cm.name!r}: {what}{summary.error}", hint)
         else:
             for problem in summary.problems:
-                f, ln = self.sql_line(cm.name, problem.line)
-                self.diags.add("SQL005", f"model {cm.name!r}: {problem.construct} has no Spark equivalent", file=f,
-                               line=ln, hint=problem.hint)
+                self.sql_diag(cm.name, problem.line, "SQL005",
+                              f"model {cm.name!r}: {problem.construct} has no Spark equivalent", problem.hint)
         for note in summary.notes:
-            f, ln = self.sql_line(cm.name, 1)
-            self.diags.add("SQL006", f"model {cm.name!r}: {note}", file=f, line=ln, severity=Severity.NOTE,
-                           hint="nothing to do if the other side changes slowly; `streamt compile` shows the Spark SQL")
+            self.sql_diag(cm.name, 1, "SQL006", f"model {cm.name!r}: {note}",
+                          "nothing to do if the other side changes slowly; `streamt compile` shows the Spark SQL",
+                          Severity.NOTE)
         return replace(cm, output_columns=summary.columns, features=summary.features, spark_sql=summary.spark_sql,
                        time_columns=summary.time_columns)
 
@@ -178,12 +169,10 @@ def _parse_all(sqls: dict[str, str], cache: dict[str, ParseSummary]) -> dict[str
     out = {h: cache[h] for h in sqls if h in cache}
     workers = min(os.cpu_count() or 1, 8)
     if len(todo) >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
-        chunks = [todo[i::workers * 4] for i in range(workers * 4)]
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for chunk, results in zip(chunks, pool.map(summarize_many, [[sqls[h] for h in c] for c in chunks]),
-                                      strict=True):
-                out.update(zip(chunk, results, strict=True))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:  # four chunks a worker
+            results = pool.map(summarize, [sqls[h] for h in todo], chunksize=len(todo) // (workers * 4) + 1)
+            out.update(zip(todo, results, strict=True))
     else:
         for h in todo:
             out[h] = summarize(sqls[h])

@@ -101,13 +101,8 @@ class _Ctx:
     def namespace(self) -> dict[str, Any]:
         this = self.relation("model", self.model)
         # `model` is streamt's name for the tested relation in a test's custom SQL
-        ns: dict[str, Any] = {
-            "ref": self.ref, "source": self.source, "env_var": self.env_var, "var": self.var, "this": this,
-            "model": this,
-        }
-        for key, value in self.partition.items():
-            ns[key] = value
-        return ns
+        return {"ref": self.ref, "source": self.source, "env_var": self.env_var, "var": self.var, "this": this,
+                "model": this, **self.partition}
 
 
 def _unquote_partition_vars(tree: nodes.Template) -> None:

@@ -53,7 +53,3 @@ def stream_sql(cm: CompiledModel) -> str | None:
         return translate(parsed.tree, streaming=True).sql if parsed.tree is not None else cm.spark_sql
     except TranslationError:
         return cm.spark_sql
-
-
-def summarize_many(sqls: list[str]) -> list[ParseSummary]:
-    return [summarize(s) for s in sqls]

@@ -49,10 +49,6 @@ def _open(path: Path, mode: str, durable: bool, private: bool) -> Iterator[IO[An
 
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = False, private: bool = False) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` atomically; returns ``path``."""
-    if isinstance(data, bytes):
-        with atomic_writer(path, "wb", durable=durable, private=private) as fh:
-            fh.write(data)
-    else:
-        with atomic_writer(path, "w", durable=durable, private=private) as fh:
-            fh.write(data)
+    with _open(Path(path), "wb" if isinstance(data, bytes) else "w", durable, private) as fh:
+        fh.write(data)
     return Path(path)

@@ -4,8 +4,8 @@ the CLI prints it. Nothing here touches Spark."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from .object_stores import delta_rs_uri, is_object_uri
 
@@ -53,11 +53,6 @@ class ModelResult:
     @property
     def ok(self) -> bool:
         return self.status == "success"
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["schema"] = [list(c) for c in self.schema]
-        return d
 
 
 def failed(model: str, materialized: str, error: str, duration_s: float = 0.0) -> ModelResult:

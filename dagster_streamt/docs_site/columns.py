@@ -17,6 +17,7 @@ from ..lineage.project_columns import ClassificationReport, inferred_types, prop
 from ..spec.envvars import Redactor
 from ..spec.models import Column
 
+Carried = dict[tuple[str, str], tuple[str, ...]]  # (relation, column) -> classes
 LINEAGE_TYPES = {"DIRECT": list(DIRECT_SUBTYPES), "INDIRECT": list(INDIRECT_SUBTYPES)}
 
 
@@ -24,22 +25,24 @@ def _edge(e: ColumnEdge) -> list[str]:
     return [e.source.relation, e.source.column, e.subtype]
 
 
-def _declared(col: Column | None, red: Redactor) -> dict[str, Any]:
-    if col is None:
-        return {}
-    out: dict[str, Any] = {}
-    if col.type:
-        out["type"] = col.type
-    if col.description:
-        out["description"] = red.text(col.description)
-    if col.tags:
-        out["tags"] = sorted(col.tags)
-    if not col.nullable:
-        out["nullable"] = False
+def _column(relation: str, name: str, col: Column | None, carried: Carried, red: Redactor) -> dict[str, Any]:
+    """A column's entry: its name, what its YAML declares and the classes it carries after masking."""
+    out: dict[str, Any] = {"name": name}
+    if col is not None:
+        if col.type:
+            out["type"] = col.type
+        if col.description:
+            out["description"] = red.text(col.description)
+        if col.tags:
+            out["tags"] = sorted(col.tags)
+        if not col.nullable:
+            out["nullable"] = False
+    if classes := carried.get((relation, name)):
+        out["classification"] = list(classes)
     return out
 
 
-def _classes(report: ClassificationReport) -> dict[tuple[str, str], tuple[str, ...]]:
+def _classes(report: ClassificationReport) -> Carried:
     """Classes each column carries after masking. Where they came from is not stored per column (it
     would be a third of the page at 10,000 models): the page shows the DIRECT upstream tree with
     each classified column marked, and each exposure's received columns keep their origins."""
@@ -48,17 +51,8 @@ def _classes(report: ClassificationReport) -> dict[tuple[str, str], tuple[str, .
 
 def source_columns(loaded: LoadedProject, report: ClassificationReport, red: Redactor) -> dict[str, list[Any]]:
     carried = _classes(report)
-    out: dict[str, list[Any]] = {}
-    for name in sorted(loaded.project.sources):
-        cols = []
-        for col in loaded.project.sources[name].columns:
-            entry: dict[str, Any] = {"name": col.name, **_declared(col, red)}
-            classes = carried.get((name, col.name))
-            if classes:
-                entry["classification"] = list(classes)
-            cols.append(entry)
-        out[name] = cols
-    return out
+    return {name: [_column(name, c.name, c, carried, red) for c in loaded.project.sources[name].columns]
+            for name in sorted(loaded.project.sources)}
 
 
 def model_columns(loaded: LoadedProject, lineage: ProjectColumnLineage, report: ClassificationReport,
@@ -77,13 +71,10 @@ def model_columns(loaded: LoadedProject, lineage: ProjectColumnLineage, report: 
         names += [c for c in declared if c not in names]
         cols = []
         for col in names:
-            entry: dict[str, Any] = {"name": col, **_declared(declared.get(col), red)}
+            entry = _column(name, col, declared.get(col), carried, red)
             if "type" not in entry and (name, col) in types:
                 entry["type"] = types[(name, col)]
                 entry["type_inferred"] = True
-            classes = carried.get((name, col))
-            if classes:
-                entry["classification"] = list(classes)
             if col.lower() in masks:
                 entry["mask"] = masks[col.lower()]
             if ml is not None and col in ml.fields:

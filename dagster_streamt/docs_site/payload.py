@@ -9,6 +9,7 @@ page parses only when a model is opened). Secrets are redacted like ``target/man
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import yaml
@@ -30,7 +31,6 @@ from .columns import column_sections
 from .run_state import RunState
 
 FORMAT = 1
-_NODE_KINDS = {"source": "source", "model": "model", "exposure": "exposure", "test": "test"}
 # shown in a page's own fields, so left out of its "configuration" list
 _SHOWN = {"name", "description", "owner", "tags", "columns", "sql", "materialized", "security", "assertions"}
 
@@ -42,7 +42,7 @@ def _config(obj: Strict, red: Redactor) -> dict[str, Any]:
 
 
 def _node(project: Project, node: Node, red: Redactor) -> dict[str, Any]:
-    file, line = project.where(_NODE_KINDS[node.type], node.name)
+    file, line = project.where(node.type, node.name)
     out: dict[str, Any] = {"id": node.id, "type": node.type, "name": node.name}
     for key, value in (("materialized", node.materialized), ("owner", node.owner), ("detail", node.detail),
                        ("description", node.description and red.text(node.description)), ("file", file)):
@@ -120,8 +120,7 @@ def build_payload(loaded: LoadedProject, lineage: ProjectColumnLineage, state: R
     models, sql = _models(loaded, red)
     for name, entry in models.items():
         entry.update(columns["model_columns"][name])
-    schedules = _schedules(loaded, red)
-    payload: dict[str, Any] = {
+    return {
         "format": FORMAT,
         "generator": f"dagster-streamt {__version__}",
         "project": {"name": p.name, "version": p.info.version, "description": red.text(p.info.description or ""),
@@ -133,13 +132,12 @@ def build_payload(loaded: LoadedProject, lineage: ProjectColumnLineage, state: R
                     for n in sorted(p.sources)},
         "exposures": {n: {"config": _config(p.exposures[n], red)} for n in sorted(p.exposures)},
         "tests": _tests(p, red),
-        "schedules": schedules,
+        "schedules": _schedules(loaded, red),
         "pii": columns["pii"],
         "lineage_types": columns["lineage_types"],
         "diagnostics": [{"severity": d.severity.value, "code": d.code, "message": red.text(d.message),
                          "file": d.file, "line": d.line, "hint": red.text(d.hint)}
                         for d in sorted(loaded.diagnostics, key=lambda d: (d.file, d.line, d.code, d.message))],
-        "state": state.to_dict() if state is not None else None,
+        "state": asdict(state) if state is not None else None,  # data_block sorts its keys
         "sql": sql,
     }
-    return payload

@@ -22,29 +22,12 @@ class RunState:
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # test -> latest result
     error: str = ""  # the instance could not be read: said on the page, never a traceback
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"instance": self.instance, "runs": dict(sorted(self.runs.items())),
-                "checks": dict(sorted(self.checks.items())), "error": self.error}
-
-
-def has_instance(loaded: LoadedProject) -> bool:
-    where = instance_dir(loaded.project.root)
-    return bool(os.environ.get("DAGSTER_HOME")) or (where.is_dir() and any(where.iterdir()))
-
-
-def _label(loaded: LoadedProject) -> str:
-    where = instance_dir(loaded.project.root)
-    try:
-        return where.relative_to(loaded.project.root).as_posix()
-    except ValueError:
-        return str(where)
-
-
 def read_run_state(loaded: LoadedProject) -> RunState | None:
     """None when the project has no Dagster instance (it never ran)."""
-    if not has_instance(loaded):
+    root, where = loaded.project.root, instance_dir(loaded.project.root)
+    if not os.environ.get("DAGSTER_HOME") and not (where.is_dir() and any(where.iterdir())):
         return None
-    label = _label(loaded)
+    label = where.relative_to(root).as_posix() if where.is_relative_to(root) else str(where)
     try:
         from ..dagster.code_location import code_location
         from ..dagster.instance import project_instance

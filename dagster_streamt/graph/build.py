@@ -41,12 +41,6 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
     for name, e in project.exposures.items():
         g.add_node(Node(node_id("exposure", name), "exposure", name, None, e.owner, tuple(sorted(e.tags)),
                         e.description, e.type))
-    for name, t in project.tests.items():
-        if not t.enabled:
-            continue
-        target = f"model {t.model}" if t.model else f"source {t.source}"
-        g.add_node(Node(node_id("test", name), "test", name, t.type, None, tuple(sorted(t.tags)),
-                        t.description, target))
 
     for name, cm in compiled.models.items():
         me = node_id("model", name)
@@ -59,6 +53,9 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
     for name, t in project.tests.items():
         if not t.enabled:
             continue
+        target = f"model {t.model}" if t.model else f"source {t.source}"
+        g.add_node(Node(node_id("test", name), "test", name, t.type, None, tuple(sorted(t.tags)),
+                        t.description, target))
         file, line = project.where("test", name, "model" if t.model else "source")
         if t.model is not None:
             if t.model in compiled.models:
@@ -78,20 +75,15 @@ def build_graph(project: Project, compiled: CompiledProject) -> tuple[Graph, Dia
 
     for name, e in project.exposures.items():
         me = node_id("exposure", name)
-        inputs: list[tuple[NodeRef | str, str, int]] = [(r, "consumes", i) for i, r in enumerate(e.consumes)]
-        inputs += [(r, "depends_on", i) for i, r in enumerate(e.depends_on)]
-        for ref, key, i in inputs:
-            found = _resolve_ref(project, compiled, ref)
-            if found is None:
-                _missing(diags, project, name, key, i, ref, models)
-            else:
-                g.add_edge(found, me)
-        for i, ref in enumerate(e.produces):
-            found = _resolve_ref(project, compiled, ref)
-            if found is None:
-                _missing(diags, project, name, "produces", i, ref, models)
-            else:
-                g.add_edge(me, found)
+        for key, refs in (("consumes", e.consumes), ("depends_on", e.depends_on), ("produces", e.produces)):
+            for i, ref in enumerate(refs):
+                found = _resolve_ref(project, compiled, ref)
+                if found is None:
+                    _missing(diags, project, name, key, i, ref, models)
+                elif key == "produces":
+                    g.add_edge(me, found)
+                else:
+                    g.add_edge(found, me)
 
     g.freeze()
     cycles, extra = find_cycles(g)

@@ -10,49 +10,38 @@ from .graph import Graph
 
 
 def strongly_connected(graph: Graph) -> list[list[str]]:
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    out: list[list[str]] = []
-    counter = 0
+    """The components with a cycle, sorted (Kosaraju: nodes by finishing time of a search downstream,
+    then each component is what a search upstream from the last finished one reaches)."""
+    finished: list[str] = []
+    seen: set[str] = set()
     for root in graph.nodes:
-        if root in index:
+        if root in seen:
             continue
+        seen.add(root)
         work = [(root, iter(graph.downstream_of(root)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
         while work:
             node, it = work[-1]
-            advanced = False
-            for nxt in it:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(graph.downstream_of(nxt))))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == node:
-                        break
-                if len(comp) > 1 or node in graph.downstream_of(node):
-                    out.append(sorted(comp))
+            nxt = next((n for n in it if n not in seen), None)
+            if nxt is None:
+                work.pop()
+                finished.append(node)
+            else:
+                seen.add(nxt)
+                work.append((nxt, iter(graph.downstream_of(nxt))))
+    out: list[list[str]] = []
+    placed: set[str] = set()
+    for root in reversed(finished):
+        if root in placed:
+            continue
+        placed.add(root)
+        comp, todo = [], [root]
+        while todo:
+            comp.append(node := todo.pop())
+            ups = [u for u in graph.upstream_of(node) if u not in placed]
+            placed.update(ups)
+            todo += ups
+        if len(comp) > 1 or root in graph.downstream_of(root):
+            out.append(sorted(comp))
     return sorted(out)
 
 

@@ -1,8 +1,8 @@
-"""Impact summary ("changes to X will affect ...") and sub-pipelines split by sinks."""
+"""Impact summary ("changes to X will affect ...")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ..core.ids import name_of
 from .graph import Graph
@@ -19,9 +19,7 @@ class Impact:
     tags: tuple[str, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"node": self.node, "models": list(self.models), "sinks": list(self.sinks),
-                "exposures": list(self.exposures), "tests": list(self.tests), "owners": list(self.owners),
-                "tags": list(self.tags)}
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
 
     def sentence(self, name: str) -> str:
         parts = []
@@ -48,16 +46,3 @@ def impact(graph: Graph, nid: str) -> Impact:
     tags = tuple(sorted({t for n in nodes if n.type != "test" for t in n.tags}))
     return Impact(nid, models, sinks, exposures, tests, owners, tags)
 
-
-def sub_pipelines(graph: Graph) -> dict[str, list[str]]:
-    """For each sink (or, in a project without sinks, each leaf model): the models and sources it
-    needs, in topological order. Each sub-pipeline can be scheduled or deployed on its own."""
-    models = graph.of_type("model")
-    ends = [m for m in models if graph.nodes[m].materialized == "sink"]
-    if not ends:
-        ends = [m for m in models if not any(graph.nodes[d].type == "model" for d in graph.downstream_of(m))]
-    out: dict[str, list[str]] = {}
-    for end in sorted(ends):
-        members = {n for n in graph.upstream(end) if graph.nodes[n].type in ("model", "source")} | {end}
-        out[end] = graph.topological_order(members)
-    return out

@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlparse
@@ -108,16 +109,12 @@ def _locked(jar_set: JarSet) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def resolve(jar_set: JarSet, conf: Mapping[str, str] | None = None,
             report: Callable[[str], None] | None = None, *, force: bool = False) -> list[Path]:
     """Resolve ``jar_set`` with Spark's Ivy and cache it; returns the cached jars. ``conf``: the project's
     Spark conf (its Ivy settings are used); ``force``: resolve even when cached (``streamt jars fetch
     --force``)."""
-    say = report or _stderr
+    say = report or partial(print, file=sys.stderr, flush=True)
     with _locked(jar_set):
         found = cached(jar_set)
         if found and not force:  # cached, or another process resolved it while this one waited

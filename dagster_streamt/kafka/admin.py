@@ -68,14 +68,18 @@ def create_topic(bootstrap_servers: str, name: str, partitions: int = 1, replica
         raise _fail(f"could not create topic {name!r} on {bootstrap_servers}", exc) from None
 
 
+def _metadata(bootstrap_servers: str, conf: Mapping[str, Any] | None, timeout: float, what: str) -> Any:
+    try:
+        return _admin(bootstrap_servers, conf).list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise _fail(f"could not {what} {bootstrap_servers}", exc) from None
+
+
 def list_topics(bootstrap_servers: str, *, internal: bool = False, conf: Mapping[str, Any] | None = None,
                 timeout: float = TIMEOUT) -> dict[str, TopicInfo]:
     """The broker's topics (without ``__consumer_offsets`` and other internal ones unless ``internal``),
     by name, with partitions and replication; configs are left empty (see :func:`describe_topic`)."""
-    try:
-        meta = _admin(bootstrap_servers, conf).list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise _fail(f"could not list the topics of {bootstrap_servers}", exc) from None
+    meta = _metadata(bootstrap_servers, conf, timeout, "list the topics of")
     out: dict[str, TopicInfo] = {}
     for name, topic in sorted(meta.topics.items()):
         if topic.error is not None or (name.startswith("__") and not internal):
@@ -87,11 +91,7 @@ def list_topics(bootstrap_servers: str, *, internal: bool = False, conf: Mapping
 
 def broker_count(bootstrap_servers: str, *, conf: Mapping[str, Any] | None = None, timeout: float = TIMEOUT) -> int:
     """How many brokers the cluster has: no topic can be replicated more times than that."""
-    try:
-        meta = _admin(bootstrap_servers, conf).list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise _fail(f"could not reach {bootstrap_servers}", exc) from None
-    return len(meta.brokers)
+    return len(_metadata(bootstrap_servers, conf, timeout, "reach").brokers)
 
 
 def _topic(bootstrap_servers: str, name: str, conf: Mapping[str, Any] | None, timeout: float) -> TopicInfo:
@@ -116,20 +116,32 @@ def describe_topic(bootstrap_servers: str, name: str, *, conf: Mapping[str, Any]
     return TopicInfo(name, found.partitions, found.replication, overrides)
 
 
-def end_offsets(bootstrap_servers: str, topic: str, *, conf: Mapping[str, Any] | None = None,
-                timeout: float = TIMEOUT, committed: bool = False) -> dict[int, int]:
-    """Partition -> the offset the next record will get (records so far, on a topic never trimmed);
-    ``committed``: the end a ``read_committed`` consumer can reach now (before any open transaction)."""
+def _offsets(bootstrap_servers: str, topic: str, spec: OffsetSpec, which: str, conf: Mapping[str, Any] | None,
+             timeout: float, level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> dict[int, int]:
     found = _topic(bootstrap_servers, topic, conf, timeout)
-    wanted = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(found.partitions)}
+    wanted = {TopicPartition(topic, p): spec for p in range(found.partitions)}
     try:
-        admin = _admin(bootstrap_servers, conf)
-        level = IsolationLevel.READ_COMMITTED if committed else IsolationLevel.READ_UNCOMMITTED
+        admin = _admin(bootstrap_servers, conf)  # held until the answers: a dropped client cancels its requests
         futures = admin.list_offsets(wanted, isolation_level=level, request_timeout=timeout)
         return {tp.partition: fut.result(timeout=timeout).offset for tp, fut in sorted(
             futures.items(), key=lambda item: item[0].partition)}
     except KafkaException as exc:
-        raise _fail(f"could not read the end offsets of topic {topic!r}", exc) from None
+        raise _fail(f"could not read the {which} offsets of topic {topic!r}", exc) from None
+
+
+def end_offsets(bootstrap_servers: str, topic: str, *, conf: Mapping[str, Any] | None = None,
+                timeout: float = TIMEOUT, committed: bool = False) -> dict[int, int]:
+    """Partition -> the offset the next record will get (records so far, on a topic never trimmed);
+    ``committed``: the end a ``read_committed`` consumer can reach now (before any open transaction)."""
+    level = IsolationLevel.READ_COMMITTED if committed else IsolationLevel.READ_UNCOMMITTED
+    return _offsets(bootstrap_servers, topic, OffsetSpec.latest(), "end", conf, timeout, level)
+
+
+def start_offsets(bootstrap_servers: str, topic: str, *, conf: Mapping[str, Any] | None = None,
+                  timeout: float = TIMEOUT) -> dict[int, int]:
+    """Partition -> its first offset still held (0 until retention or compaction removed records): where
+    Spark starts a partition it has no offset for, and with the end offsets, how many records a topic holds."""
+    return _offsets(bootstrap_servers, topic, OffsetSpec.earliest(), "start", conf, timeout)
 
 
 def produce(bootstrap_servers: str, topic: str, records: Iterable[tuple[bytes | str | None, bytes | str | None]],

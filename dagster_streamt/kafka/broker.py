@@ -45,7 +45,6 @@ class KafkaBroker:
     bootstrap_servers: str
     directory: Path
     process: subprocess.Popen[bytes]
-    controller_port: int
     started_in: float = field(default=0.0)
 
     @property
@@ -66,12 +65,6 @@ class KafkaBroker:
                 self.process.kill()
                 self.process.wait()
         (self.directory / "broker.pid").unlink(missing_ok=True)
-
-    def __enter__(self) -> KafkaBroker:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
 
 
 def free_port() -> int:
@@ -241,7 +234,7 @@ def start_broker(directory: Path | str, port: int = 0, *, kafka_version: str = K
         process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    cwd=directory, start_new_session=True, preexec_fn=_die_with_parent())
     (directory / "broker.pid").write_text(f"{process.pid}\n")
-    broker = KafkaBroker(f"{HOST}:{port}", directory, process, controller_port)
+    broker = KafkaBroker(f"{HOST}:{port}", directory, process)
     deadline = begin + timeout
     try:
         while True:

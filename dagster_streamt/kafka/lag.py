@@ -18,18 +18,15 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-from confluent_kafka import KafkaException, TopicPartition
-from confluent_kafka.admin import OffsetSpec
 
 from ..core.ids import kind_of, node_id
 from ..graph.streams import stream_readers
 from ..spark.storage.paths import REAL_TIME_SUFFIX, ProjectPaths
 from ..spec.kafka import librdkafka_options
-from .admin import KafkaAdminError, _admin, _fail, _topic, end_offsets, list_topics
+from .admin import KafkaAdminError, end_offsets, list_topics, start_offsets
 
 if TYPE_CHECKING:
     from ..core.loaded import LoadedProject
@@ -60,8 +57,7 @@ class PartitionLag:
     lag: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "end_offset": self.end_offset,
-                "committed": self.committed, "lag": self.lag}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -218,20 +214,6 @@ def reader_lag(reader: str, checkpoint: Path, end: Offsets, start: Offsets | Non
     return ReaderLag(reader, str(checkpoint), position.batch, tuple(rows))
 
 
-def start_offsets(bootstrap_servers: str, topic: str, *, conf: Mapping[str, Any] | None = None,
-                  timeout: float = TIMEOUT) -> dict[int, int]:
-    """Partition -> its first offset still held (0 until retention or compaction removed records): where
-    Spark starts a partition it has no offset for, and with the end offsets, how many records a topic holds."""
-    found = _topic(bootstrap_servers, topic, conf, timeout)
-    wanted = {TopicPartition(topic, p): OffsetSpec.earliest() for p in range(found.partitions)}
-    try:
-        admin = _admin(bootstrap_servers, conf)  # held until the answers: a dropped client cancels its requests
-        futures = admin.list_offsets(wanted, request_timeout=timeout)
-        return {tp.partition: fut.result(timeout=timeout).offset for tp, fut in futures.items()}
-    except KafkaException as exc:
-        raise _fail(f"could not read the start offsets of topic {topic!r}", exc) from None
-
-
 # --- the project --------------------------------------------------------------------------------------
 
 def source_topics(source: Source) -> tuple[str, ...]:
@@ -243,10 +225,6 @@ def source_topics(source: Source) -> tuple[str, ...]:
 
 def kafka_sources(project: Project) -> list[Source]:
     return [s for _, s in sorted(project.sources.items()) if s.resolved_format == "kafka" and source_topics(s)]
-
-
-def has_readers(loaded: LoadedProject, source: str) -> bool:
-    return any(kind_of(d) == "model" for d in loaded.graph.downstream_of(node_id("source", source)))
 
 
 def broker_settings(project: Project) -> tuple[str, dict[str, Any]] | None:
@@ -286,7 +264,8 @@ def source_lag(loaded: LoadedProject, source: Source, bootstrap: str, conf: Mapp
     unreachable broker raises :class:`KafkaAdminError` (check it once with :func:`check_broker`)."""
     topics = source_topics(source)
     streams = stream_readers(loaded.graph, loaded.project.models, source.name)
-    mode: Mode = "stream" if streams else ("batch" if has_readers(loaded, source.name) else "none")
+    batch = any(kind_of(d) == "model" for d in loaded.graph.downstream_of(node_id("source", source.name)))
+    mode: Mode = "stream" if streams else ("batch" if batch else "none")
     try:
         end = {t: end_offsets(bootstrap, t, conf=conf, timeout=timeout) for t in topics}
         start = {t: start_offsets(bootstrap, t, conf=conf, timeout=timeout) for t in topics}

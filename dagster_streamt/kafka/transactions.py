@@ -25,7 +25,6 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
@@ -62,21 +61,10 @@ class TopicWriter:
     def create(cls, conf: Mapping[str, str], topic: str, transactional_id: str) -> TopicWriter:
         return cls(tuple(sorted(conf.items())), topic, transactional_id)
 
-    def _fence_group(self, query: str) -> str:
-        return f"{self.transactional_id}.{query}"
-
     def _fence_consumer(self, query: str) -> Consumer:
         """A client of the fence's consumer group: reads its offset, and names the group in a transaction."""
-        return Consumer({**dict(self.conf), "group.id": self._fence_group(query), "logger": _LOG,
+        return Consumer({**dict(self.conf), "group.id": f"{self.transactional_id}.{query}", "logger": _LOG,
                          "enable.auto.commit": False})
-
-    def committed_batch(self, query: str) -> int | None:
-        """The last batch id of streaming query ``query`` whose transaction committed (None: none yet)."""
-        consumer = self._fence_consumer(query)
-        try:
-            return self._committed(consumer)
-        finally:
-            consumer.close()
 
     def _committed(self, consumer: Consumer, timeout: float = TIMEOUT) -> int | None:
         """The fence's committed batch id; a coordinator that is moving or loading is asked again (with
@@ -140,7 +128,9 @@ class TopicWriter:
                 raise KafkaPublishError(errors[0] if errors else f"{left} record(s) not delivered in {TIMEOUT:g} s")
             producer.commit_transaction(TIMEOUT)
         except (KafkaException, KafkaPublishError) as exc:
-            _abort(producer)
+            # when this fails, the broker's timeout or the next run's init_transactions aborts the transaction
+            with contextlib.suppress(KafkaException):
+                producer.abort_transaction(TIMEOUT)
             reason = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
             raise KafkaPublishError(f"could not publish to topic {self.topic!r}: {reason}; nothing of this "
                                     "batch was committed, and the next run publishes it again") from None
@@ -148,9 +138,3 @@ class TopicWriter:
             if group is not None:
                 group.close()
         return count
-
-
-def _abort(producer: Any) -> None:
-    # when this fails, the broker's timeout or the next run's init_transactions aborts the transaction
-    with contextlib.suppress(KafkaException):
-        producer.abort_transaction(TIMEOUT)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dagster_streamt.api import load
-from dagster_streamt.graph.impact import impact, sub_pipelines
+from dagster_streamt.graph.impact import impact
 from dagster_streamt.graph.select import SelectionError, select
 
 from ..helpers import write_project
@@ -303,7 +303,7 @@ def test_selection_syntax() -> None:
         select(g, "tga:x")
 
 
-def test_impact_and_sub_pipelines() -> None:
+def test_impact() -> None:
     g = _shop().graph
     imp = impact(g, "model.orders_clean")
     assert imp.models == ("model.customer_orders", "model.daily_revenue", "model.high_value_orders",
@@ -311,5 +311,3 @@ def test_impact_and_sub_pipelines() -> None:
     assert imp.sinks == ("model.orders_export",)
     assert imp.exposures == ("exposure.billing_service", "exposure.ops_dashboard")
     assert imp.owners == ("analytics", "billing-team", "finance-eng", "ops", "risk-team")
-    assert sub_pipelines(g) == {"model.orders_export": ["source.orders_raw", "model.orders_clean",
-                                                        "model.orders_export"]}
