@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..jars import sets
-from .conditions import cause_of
+from .conditions import causes
 
 # Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint (from jars.sets).
 PACKAGE_HINTS: dict[str, str] = {
@@ -52,14 +52,10 @@ def first_meaningful_line(exc: BaseException) -> str:
     line = _meaningful(str(exc) or type(exc).__name__) or type(exc).__name__
     if not line.startswith(_WRAPPERS):
         return line
-    causes: list[str] = []
-    inner = cause_of(exc)  # pyspark's captured JVM errors keep their cause chain
-    while inner is not None and len(causes) < 10:
-        causes.append(str(inner))
-        inner = cause_of(inner)
+    found_causes = [str(c) for c in causes(exc)[1:]]  # pyspark's captured JVM errors keep their cause chain
     # or a printed JVM stack trace names it (pyspark keeps it apart from the message when its debug is off)
-    causes += _CAUSE.findall(f"{exc}\n{getattr(exc, '_stackTrace', '') or ''}")
-    for cause in causes:
+    found_causes += _CAUSE.findall(f"{exc}\n{getattr(exc, '_stackTrace', '') or ''}")
+    for cause in found_causes:
         found = _meaningful(cause)
         if found and not found.startswith(_WRAPPERS):
             return f"{found} ({line.split(']')[0].lstrip('[')})"[:MAX_MESSAGE]

@@ -18,25 +18,19 @@ from ..errors import describe_exception
 from ..storage.store import ObjectPath
 from .delta_table import current_version
 
-# Delta's error conditions -> what happened, in words
-CONFLICTS: dict[str, str] = {
-    "DELTA_CONCURRENT_APPEND": "added data this run should have read",
-    "DELTA_CONCURRENT_DELETE_READ": "deleted data this run read",
-    "DELTA_CONCURRENT_DELETE_DELETE": "deleted data this run was deleting too",
-    "DELTA_METADATA_CHANGED": "changed the table's metadata (its schema or properties)",
-    "DELTA_PROTOCOL_CHANGED": "changed the table's protocol version",
-    "DELTA_CONCURRENT_WRITE": "wrote new data since this run read the table",
-    "DELTA_CONCURRENT_TRANSACTION": "ran the same streaming query (the same checkpoint) into the table",
+# Delta's error conditions -> delta-spark's exception class, and what happened, in words
+CONFLICTS: dict[str, tuple[type[BaseException], str]] = {
+    "DELTA_CONCURRENT_APPEND": (delta_errors.ConcurrentAppendException, "added data this run should have read"),
+    "DELTA_CONCURRENT_DELETE_READ": (delta_errors.ConcurrentDeleteReadException, "deleted data this run read"),
+    "DELTA_CONCURRENT_DELETE_DELETE": (delta_errors.ConcurrentDeleteDeleteException,
+                                       "deleted data this run was deleting too"),
+    "DELTA_METADATA_CHANGED": (delta_errors.MetadataChangedException,
+                               "changed the table's metadata (its schema or properties)"),
+    "DELTA_PROTOCOL_CHANGED": (delta_errors.ProtocolChangedException, "changed the table's protocol version"),
+    "DELTA_CONCURRENT_WRITE": (delta_errors.ConcurrentWriteException, "wrote new data since this run read the table"),
+    "DELTA_CONCURRENT_TRANSACTION": (delta_errors.ConcurrentTransactionException,
+                                     "ran the same streaming query (the same checkpoint) into the table"),
 }
-_TYPED: tuple[tuple[type[BaseException], str], ...] = (  # delta-spark's classes, most specific first
-    (delta_errors.ConcurrentAppendException, "DELTA_CONCURRENT_APPEND"),
-    (delta_errors.ConcurrentDeleteReadException, "DELTA_CONCURRENT_DELETE_READ"),
-    (delta_errors.ConcurrentDeleteDeleteException, "DELTA_CONCURRENT_DELETE_DELETE"),
-    (delta_errors.MetadataChangedException, "DELTA_METADATA_CHANGED"),
-    (delta_errors.ProtocolChangedException, "DELTA_PROTOCOL_CHANGED"),
-    (delta_errors.ConcurrentTransactionException, "DELTA_CONCURRENT_TRANSACTION"),
-    (delta_errors.ConcurrentWriteException, "DELTA_CONCURRENT_WRITE"),
-)
 _WINNER = re.compile(r"committed at version (\d+)|\(committed at version (\d+)\)")
 
 
@@ -47,7 +41,7 @@ def conflict_of(exc: BaseException) -> tuple[str, str] | None:
     Connect too) once it is imported, as it is here; an error no conversion reached (a call PySpark
     does not wrap) is recognised by its Spark error condition instead."""
     for inner in causes(exc):
-        for kind, condition in _TYPED:
+        for condition, (kind, _) in CONFLICTS.items():
             if isinstance(inner, kind):
                 said = without_condition(str(inner))
                 return condition, said.splitlines()[0].strip() if said else condition
@@ -76,7 +70,7 @@ def conflict_message(model: str, table: Path | ObjectPath | None, exc: BaseExcep
                 "Fix: run the stream from one place only (one `streamt run --continuous`, or one schedule), "
                 "then rerun it: its checkpoint resumes where the table is")
     return (f"model {model}: another writer committed to {where}"
-            f"{f' (version {at})' if at else ''} while this run was writing: it {CONFLICTS[error_class]} "
+            f"{f' (version {at})' if at else ''} while this run was writing: it {CONFLICTS[error_class][1]} "
             f"(Delta {error_class}: {delta_says}). This run committed nothing and {state}. "
             f"Fix: rerun the model (`streamt run -s {model}`); if a second machine, schedule or notebook writes this "
             "table, let one writer own it (our per-model lock only serializes writers on one machine)")

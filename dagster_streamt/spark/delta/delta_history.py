@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from deltalake.exceptions import DeltaError
 
-from ..storage.store import Loc, delta_rs_args
+from ..storage.store import Loc, open_delta
 from .refresh_record import record_from_json
 
 LOG = "_delta_log"
@@ -44,32 +44,30 @@ class Version:
         return asdict(self)
 
 
-def _table(path: Loc, version: int | None = None) -> Any:
-    from deltalake import DeltaTable
-
-    uri, options = delta_rs_args(path)
-    return DeltaTable(uri, version=version, storage_options=options)
+def _add_actions(path: Loc, version: int | None) -> dict[str, int | None]:
+    """The data files (relative to the table, as the log names them) of ``version`` (default: now)
+    with their rows (None for a file without statistics)."""
+    actions = open_delta(path, version).get_add_actions(flatten=True)
+    paths = actions.column("path").to_pylist()
+    counts = actions.column("num_records").to_pylist() if "num_records" in actions.schema.names else [None] * len(paths)
+    return {str(p): (None if n is None else int(n)) for p, n in zip(paths, counts, strict=True)}
 
 
 def table_rows(path: Loc, version: int | None = None) -> int | None:
     """Rows of the table at ``version`` (default: now) from its files' statistics; None when a file has none."""
-    actions = _table(path, version).get_add_actions(flatten=True)
-    if "num_records" not in actions.schema.names:
-        return None
-    counts = actions.column("num_records").to_pylist()
-    return None if None in counts else sum(int(n) for n in counts)
+    counts = list(_add_actions(path, version).values())
+    return None if None in counts else sum(n for n in counts if n is not None)
 
 
 def data_files(path: Loc, version: int) -> list[str]:
     """The data files (relative to the table) that make up ``version``."""
-    actions = _table(path, version).get_add_actions(flatten=True)
-    return [str(p) for p in actions.column("path").to_pylist()]
+    return list(_add_actions(path, version))
 
 
 def commits(path: Loc, limit: int | None = None) -> list[dict[str, Any]]:
     """The commit infos the log still holds, newest first (at most ``limit``)."""
     try:
-        history = _table(path).history(limit)
+        history = open_delta(path).history(limit)
     except (DeltaError, OSError) as exc:  # no log, a log mid-write, or a protocol delta-rs does not read
         raise HistoryUnavailable(f"{path} is not a Delta table delta-rs can read ({exc})") from None
     return sorted(history, key=lambda h: -int(h["version"]))
@@ -107,12 +105,10 @@ def _files_at(path: Loc, version: int) -> dict[str, int | None] | None:
     if version < 0:
         return {}
     try:
-        actions = _table(path, version).get_add_actions(flatten=True)
+        files = _add_actions(path, version)
     except (DeltaError, OSError):  # the log before a checkpoint was cleaned up: that version cannot be loaded
         return None
-    paths = actions.column("path").to_pylist()
-    counts = actions.column("num_records").to_pylist() if "num_records" in actions.schema.names else [None] * len(paths)
-    return {unquote(str(p)): (None if n is None else int(n)) for p, n in zip(paths, counts, strict=True)}
+    return {unquote(p): n for p, n in files.items()}
 
 
 def _apply(path: Loc, version: int, files: dict[str, int | None]) -> tuple[int | None, int | None]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -143,7 +143,7 @@ def vacuum(spark: SparkSession, warehouse: Warehouse, paths: ProjectPaths, model
     table = warehouse.data_dir(model)
     busy = f"cannot vacuum model {model} while its stream is running"
     with warehouse.lock(model), (FileLock(paths.checkpoint_lock(model), busy_message=busy, model=model)
-                                 if stream else _nothing()):
+                                 if stream else nullcontext()):
         before = _data_files(table)
         check = "false" if hours < DELTA_MIN_RETENTION_HOURS else None
         with _conf(spark, RETENTION_CHECK, check):
@@ -156,8 +156,3 @@ def vacuum(spark: SparkSession, warehouse: Warehouse, paths: ProjectPaths, model
                 DeltaTable.forPath(spark, str(table)).vacuum(hours)
                 gone = set(before) - set(_data_files(table))
     return Vacuumed(model, len(gone), sum(before[f] for f in gone))
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield

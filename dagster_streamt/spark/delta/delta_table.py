@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ...sql.identifiers import delta_path
-from ..storage.store import Loc, delta_rs_args
+from ..storage.store import Loc, open_delta
 from .refresh_record import RefreshRecord, record_from_json, record_json
 
 log = logging.getLogger(__name__)
@@ -78,19 +78,12 @@ class Commit:
         return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
 
 
-def _table(path: Loc) -> Any:
-    from deltalake import DeltaTable
-
-    uri, options = delta_rs_args(path)
-    return DeltaTable(uri, storage_options=options)
-
-
 def current_commit(path: Loc) -> Commit | None:
     """The table's current version, or None when there is no readable table at ``path``."""
     if not is_delta_table(path):
         return None
     try:
-        table = _table(path)
+        table = open_delta(path)
         version = int(table.version())
         actions = table.get_add_actions(flatten=True)
         columns = {name: actions.column(name).to_pylist() for name in actions.schema.names}
@@ -145,7 +138,7 @@ def change_since(path: Loc, now: Commit, read: tuple[str, int]) -> Appended | st
     if not now.change_feed:
         return f"keeps no change feed ({CHANGE_FEED} is off)"
     try:
-        commits = _table(path).history(now.version - version)
+        commits = open_delta(path).history(now.version - version)
     except (DeltaError, OSError) as exc:
         return f"has a log delta-rs cannot read ({exc})"
     found = {int(c.get("version", -1)): c for c in commits}
@@ -177,7 +170,7 @@ def keep_change_feed(spark: SparkSession, path: Loc, on: bool = True) -> None:
     if not is_delta_table(path):
         return
     try:
-        now = _table(path).metadata().configuration.get(CHANGE_FEED, "false").lower() == "true"
+        now = open_delta(path).metadata().configuration.get(CHANGE_FEED, "false").lower() == "true"
     except (DeltaError, OSError):
         return  # Spark's own write reports a table it cannot read
     if now != on:
@@ -188,7 +181,7 @@ def file_modification_times(path: Loc) -> dict[str, int]:
     """When each active data file was written (epoch ms, as the log records it), by path relative to the
     table: what a Delta stream's micro-batch row came from, since Delta's stream has no ``_metadata``."""
     try:
-        actions = _table(path).get_add_actions(flatten=True)
+        actions = open_delta(path).get_add_actions(flatten=True)
     except (DeltaError, OSError):  # no readable table (vacuumed, mid-write): the caller falls back to its own clock
         return {}
     paths, times = actions.column("path").to_pylist(), actions.column("modification_time").to_pylist()

@@ -42,8 +42,8 @@ def read_fingerprint(value: Sequence[object]) -> Fingerprint:
     return size, mtime, inode, ctime
 
 
-def local_files(uris: Sequence[str]) -> dict[str, Fingerprint] | None:
-    """Local path -> fingerprint of the files a read covers (``DataFrame.inputFiles()``, URL-encoded
+def listed_by_spark(uris: Sequence[str]) -> dict[str, Fingerprint] | None:
+    """Local path -> fingerprint of the files a Spark reader lists (``DataFrame.inputFiles()``, URL-encoded
     URIs). None unless every file is local and its path can be handed back to a reader as it is
     (no glob characters, which a reader would expand)."""
     out: dict[str, Fingerprint] = {}
@@ -68,7 +68,6 @@ class Snapshot:
     root: Loc  # the folder keys are relative to (sources: absolute keys, root is the source location)
     files: Mapping[str, Fingerprint]
     relative: bool  # keys relative to root (stored tables) or absolute paths (sources)
-    version: int | None = None  # a Delta table's version these are the files of (readers read that version)
 
     def paths(self, keys: list[str] | None = None) -> list[str]:
         """Absolute paths of ``keys`` (default: every file), sorted."""
@@ -118,8 +117,3 @@ def listed_by_python(location: Path, options: Mapping[str, str]) -> dict[str, Fi
         return out
     except OSError:
         return None
-
-
-def listed_by_spark(input_files: list[str]) -> dict[str, Fingerprint] | None:
-    """Fingerprints of the files a Spark reader lists (``DataFrame.inputFiles()``); None unless all are local."""
-    return local_files(input_files)

@@ -152,9 +152,6 @@ def _listen(spark: Any) -> None:
         def onQueryProgress(self, event: Any) -> None:
             BOARD.progress(event.progress)
 
-        def onQueryIdle(self, event: Any) -> None:
-            pass
-
         def onQueryTerminated(self, event: Any) -> None:
             pass
 

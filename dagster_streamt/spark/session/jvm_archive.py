@@ -156,20 +156,18 @@ def java_options(conf: Mapping[str, str], *, dump: bool = True) -> str:
     if jdk_manages_archive():
         if not dump and not final.is_file():
             return ""
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            return ""
-        return f"-XX:+AutoCreateSharedArchive -XX:SharedArchiveFile={final} -Xshare:auto {QUIET}"
-    if _adopt(folder, key, final):
+        options = f"-XX:+AutoCreateSharedArchive -XX:SharedArchiveFile={final} -Xshare:auto {QUIET}"
+    elif _adopt(folder, key, final):
         return f"-XX:SharedArchiveFile={final} -Xshare:auto {QUIET}"
-    if not dump:
+    elif not dump:
         return ""
+    else:
+        options = f"-XX:ArchiveClassesAtExit={folder / f'{key}.{uuid.uuid4().hex[:12]}.jsa.tmp'} {QUIET}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return ""
-    return f"-XX:ArchiveClassesAtExit={folder / f'{key}.{uuid.uuid4().hex[:12]}.jsa.tmp'} {QUIET}"
+    return options
 
 
 def with_archive(conf: Mapping[str, str], *, dump: bool = True) -> dict[str, str]:

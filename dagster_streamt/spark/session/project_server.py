@@ -51,7 +51,6 @@ STATE = "connect-server"
 _leases: dict[str, IO[str]] = {}  # state dir -> this process's held lease file
 _decide = threading.Lock()
 _decided: dict[str, str | None] = {}  # state dir and conf -> this process's answer of connect_url
-_exit_registered = False
 
 
 def state_dir(project: Project) -> Path:
@@ -139,13 +138,6 @@ def ensure_project_server(project: Project, settings: SparkSettings, conf: Mappi
     return f"sc://localhost:{port}", started
 
 
-def _register_exit() -> None:
-    global _exit_registered
-    if not _exit_registered:
-        atexit.register(on_exit)
-        _exit_registered = True
-
-
 def on_exit() -> None:
     """This process is done with Spark: release its leases (a lease file left behind unheld means a
     client that died). Registered with ``atexit``; the CLI calls it itself before ``os._exit``."""
@@ -187,7 +179,8 @@ def _take_lease(folder: Path) -> None:
     fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
     fh.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
     fh.flush()
-    _register_exit()
+    if not _leases:  # the first lease since the last on_exit (a second registration of it finds nothing)
+        atexit.register(on_exit)
     _leases[str(folder)] = fh
 
 

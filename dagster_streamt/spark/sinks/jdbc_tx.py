@@ -162,9 +162,6 @@ class Connection:
             return False
         return True
 
-    def commit(self) -> None:
-        self._conn.commit()
-
 
 @contextmanager
 def transaction(options: Mapping[str, str], model: str) -> Iterator[Connection]:
@@ -182,7 +179,7 @@ def transaction(options: Mapping[str, str], model: str) -> Iterator[Connection]:
         except BaseException:
             sa_conn.rollback()
             raise
-        conn.commit()
+        sa_conn.commit()
 
 
 def is_postgres(options: Mapping[str, str]) -> bool:

@@ -178,17 +178,29 @@ def _latest_per_key(new: DataFrame, current: Version | None, target: Target) -> 
     return old.join(new.select(*key), list(key), "left_anti").unionByName(new)
 
 
-def _snapshot_build(prepared: Prepared) -> Callable[[Path, Version | None], None]:
+def _file_build(prepared: Prepared, batch: tuple[str, int] | None = None) -> Callable[[Path, Version | None], None]:
+    """How a file export's next version is built: the rows written, with the current version's rows of
+    the keys not written again (upsert) or its files (append: history, hard-linked). ``batch``: (query id,
+    batch id) of a micro-batch. A version of this checkpoint (or an export adopted from before versions)
+    carries on; after a full refresh the query id differs and the export starts over. Its part files are
+    named after the batch, so that a replay of it replaces them."""
     target = prepared.target
     assert target.plan is not None
     mode = target.plan.mode
+    prefix = f"part-b{batch[1]:012d}-" if batch is not None else None
 
     def build(folder: Path, current: Version | None) -> None:
-        df = _latest_per_key(prepared.df, current, target) if mode == "upsert" else prepared.df
-        _write_files(df, target, folder)
+        if batch is not None and current is not None and current.query != batch[0][:8] \
+                and not current.path.name.endswith("-adopted"):
+            current = None
+        _write_files(_latest_per_key(prepared.df, current, target) if mode == "upsert" else prepared.df,
+                     target, folder)
         prepared.verify()
-        if mode == "append":  # history: keep every earlier run's files next to this run's
-            link_files(current.path if current else None, folder)
+        if mode == "append":
+            if prefix is not None:
+                rename_parts(folder, prefix)
+            link_files(current.path if current else None, folder,
+                       skip=lambda name: prefix is not None and name.startswith(prefix))
 
     return build
 
@@ -206,7 +218,7 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
     assert target.plan is not None
     if target.files:
         assert target.path is not None
-        FileExport(Path(target.path), target.model).publish(_snapshot_build(prepared))
+        FileExport(Path(target.path), target.model).publish(_file_build(prepared))
     elif target.format == "jdbc" and target.plan.mode == "append" and not has_python_driver(target.options):
         _save(prepared.df, target, "append")  # a database streamt has no Python driver for: Spark's writer
         prepared.verify()
@@ -256,7 +268,7 @@ class _SinkBatch:
             if current is not None and current.query == query[:8] and current.batch is not None \
                     and batch_id <= current.batch:
                 return  # Spark replayed a batch the export already holds
-            export.publish(self._file_build(prepare(batch, target), query, batch_id), query, batch_id)
+            export.publish(_file_build(prepare(batch, target), (query, batch_id)), query, batch_id)
         elif target.format == "delta":  # Delta skips a replayed append itself (txnAppId + txnVersion)
             assert target.path is not None and target.plan is not None
             prepared = prepare(batch, target)
@@ -271,27 +283,6 @@ class _SinkBatch:
             _save(prepared.df, target, "append")
             prepared.verify()
             _record_commit(commits, batch_id)
-
-    def _file_build(self, prepared: Prepared, query: str, batch_id: int) -> Callable[[Path, Version | None], None]:
-        target = prepared.target
-        assert target.plan is not None
-
-        def build(folder: Path, current: Version | None) -> None:
-            # A version of this checkpoint (or an export adopted from before versions) carries on; after
-            # a full refresh the query id differs and the export starts over.
-            ours = current is not None and (current.query == query[:8] or current.path.name.endswith("-adopted"))
-            base = current if ours else None
-            if target.plan and target.plan.mode == "upsert":
-                _write_files(_latest_per_key(prepared.df, base, target), target, folder)
-                prepared.verify()
-                return
-            _write_files(prepared.df, target, folder)
-            prepared.verify()
-            prefix = f"part-b{batch_id:012d}-"
-            rename_parts(folder, prefix)
-            link_files(base.path if base else None, folder, skip=lambda name: name.startswith(prefix))
-
-        return build
 
 
 def _template(model: Model) -> str:

@@ -34,7 +34,7 @@ from ...spec.models import FILE_FORMATS, Source
 from ...spec.project import Project
 from ...sql.identifiers import quote
 from ..conditions import conditions
-from ..delta.delta_table import current_commit
+from ..delta.delta_table import DELTA, current_commit, is_delta_table
 from ..delta.input_files import Snapshot
 from ..errors import ModelRunError
 from ..run.progress import observed_total
@@ -77,16 +77,12 @@ def bad_rows(source: Source, data_columns: tuple[str, ...], df: DataFrame, run_i
     )
 
 
-def is_delta(path: Loc) -> bool:
-    return (path / "_delta_log").is_dir()
-
-
 def read_quarantine(spark: SparkSession, warehouse: Warehouse, source: str) -> DataFrame:
     """Everything quarantined for ``source`` so far (empty when nothing was)."""
     target = warehouse.quarantine_dir(source)
-    if not is_delta(target):
+    if not is_delta_table(target):
         return spark.createDataFrame([], QUARANTINE_SCHEMA)
-    return spark.read.format("delta").load(str(target))
+    return spark.read.format(DELTA).load(str(target))
 
 
 def quarantined_total(spark: SparkSession, warehouse: Warehouse, source: str) -> int:
@@ -138,7 +134,7 @@ def _adopt_parquet_quarantine(spark: SparkSession, target: Loc, checkpoint: Path
     With the query's checkpoint beside it, the rows and the checkpoint agree: it becomes a Delta
     table in place (``CONVERT TO DELTA``). Without one (batch reads kept a ledger), the query is
     about to read every file again: the old rows go, and the query writes them anew."""
-    if isinstance(target, ObjectPath) or is_delta(target) or not any(target.glob("*.parquet")):
+    if isinstance(target, ObjectPath) or is_delta_table(target) or not any(target.glob("*.parquet")):
         return  # (never on an object store: the Parquet quarantine predates them)
     if checkpoint.is_dir():
         spark.sql(f"CONVERT TO DELTA parquet.`{target}`")
@@ -160,11 +156,11 @@ def run_quarantine(spark: SparkSession, paths: ProjectPaths, warehouse: Warehous
     checkpoint = paths.checkpoint(name)
     target = warehouse.quarantine_dir(read.source.name)
     with FileLock(paths.checkpoint_lock(name), wait=True):
-        if listing is not None and is_delta(target) and _caught_up(checkpoint) == listing:
+        if listing is not None and is_delta_table(target) and _caught_up(checkpoint) == listing:
             return 0, 0
         _adopt_parquet_quarantine(spark, target, checkpoint)
         df = read.df.observe(metric, F.count(F.lit(1)).alias("rows"), F.count(F.when(is_corrupt(), 1)).alias("bad"))
-        query = (bad_rows(read.source, read.data_columns, df, run_id).writeStream.format("delta")
+        query = (bad_rows(read.source, read.data_columns, df, run_id).writeStream.format(DELTA)
                  .outputMode("append").option("checkpointLocation", str(checkpoint))
                  .trigger(availableNow=True).queryName(f"{name}_{run_id}").start(str(target)))
         query.awaitTermination()

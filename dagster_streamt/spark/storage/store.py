@@ -261,3 +261,11 @@ def delta_rs_args(loc: Loc) -> tuple[str, dict[str, str] | None]:
         return delta_rs_uri(loc.uri), loc.options.delta_rs(loc.uri) or None
     return str(loc), None
 
+
+
+def open_delta(loc: Loc, version: int | None = None) -> Any:
+    """delta-rs' ``DeltaTable`` at ``loc`` (at ``version``; default: the current one)."""
+    from deltalake import DeltaTable
+
+    uri, options = delta_rs_args(loc)
+    return DeltaTable(uri, version=version, storage_options=options)

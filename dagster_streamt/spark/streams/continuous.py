@@ -190,10 +190,8 @@ class ContinuousRunner:
             self._start(ctx, stream)
         except Exception as exc:
             message = model_error(name, exc)
-            if name in self._streams:
-                self._streams[name].state, self._streams[name].error = "failed", message
-            else:
-                self._streams[name] = _Stream(name, {}, ProgressTracker(name, ""), state="failed", error=message)
+            failed = self._streams.setdefault(name, _Stream(name, {}, ProgressTracker(name, "")))
+            failed.state, failed.error = "failed", message
             return self._emit(StreamEvent(name, "failed", message))
         return self._emit(StreamEvent(name, "started", describe_trigger(stream.trigger)))
 
@@ -244,7 +242,7 @@ class ContinuousRunner:
             return self._failed(stream, exc)
         if now - stream.last_report >= self.report_every_s:
             stream.last_report = now
-            self._report(stream.tracker.snapshot(running=True))
+            _call(self.on_progress, stream.tracker.snapshot(running=True))
         return None
 
     def _restart(self, stream: _Stream) -> StreamEvent | None:
@@ -311,9 +309,6 @@ class ContinuousRunner:
     def _emit(self, event: StreamEvent) -> StreamEvent:
         _call(self.on_event, event)
         return event
-
-    def _report(self, progress: ModelProgress) -> None:
-        _call(self.on_progress, progress)
 
 
 def _call(fn: Callable[[Any], None] | None, arg: Any) -> None:

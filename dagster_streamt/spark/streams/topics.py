@@ -44,9 +44,11 @@ from .stream import checkpoint_lock
 log = logging.getLogger(__name__)
 
 
-def _replace_parts(written: Path, folder: Path, prefix: str) -> None:
-    """Move the JSON part files of one write into ``folder`` as ``<prefix>-NNNNN.json`` (a replay of the
-    same batch replaces its earlier files); the files appear whole (rename), never half written."""
+def _write_parts(df: DataFrame, folder: Path, prefix: str) -> None:
+    """``df`` as JSON-lines files ``<prefix>-NNNNN.json`` in ``folder``, written in a staging folder first
+    and moved in (they appear whole, never half written); a replay of the same write replaces its files."""
+    written = folder.parent / f".{folder.name}.staging" / prefix
+    df.write.mode("overwrite").json(str(written))
     for old in folder.glob(f"{prefix}-*.json"):
         old.unlink()
     for i, part in enumerate(sorted(written.glob("part-*.json"))):
@@ -64,11 +66,7 @@ class _TopicFiles:
     query: str
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        folder = Path(self.folder)
-        staging = folder.parent / f".{folder.name}.staging" / f"{self.query}-{batch_id}"
-        shutil.rmtree(staging, ignore_errors=True)
-        batch.write.mode("overwrite").json(str(staging))
-        _replace_parts(staging, folder, f"part-{self.query}-{batch_id:012d}")
+        _write_parts(batch, Path(self.folder), f"part-{self.query}-{batch_id:012d}")
 
 
 def ensure_topic(project: Project, model: Model, topic: str, conf: dict[str, str] | None = None) -> None:
@@ -161,10 +159,7 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
         df = ctx.spark.read.format(DELTA).option("versionAsOf", current.version).load(str(location))
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
-            version = f"v{current.version}"  # each Delta version once
-            staging = folder.parent / f".{folder.name}.staging" / f"snapshot-{version}"
-            df.write.mode("overwrite").json(str(staging))
-            _replace_parts(staging, folder, f"snapshot-{model.name}-{version}")
+            _write_parts(df, folder, f"snapshot-{model.name}-v{current.version}")  # each Delta version once
             return df.count()
         return publish(df, topic_writer(ctx.project, model.name, topic), model.key_columns, model.name)
     name = topic_query_name(model)

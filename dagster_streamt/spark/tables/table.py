@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from pyspark.errors import AnalysisException
@@ -126,21 +128,24 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
                          files_now=len(commit.files) if commit is not None else 0, keyed=bool(keys))
 
 
-def _record(given: RefreshInputs, kind: str, files_at_rebuild: int, refreshes: int,
-            states: dict[str, int] | None = None) -> RefreshRecord:
+def _record(given: RefreshInputs, kind: str, full: bool, states: dict[str, int] | None = None) -> RefreshRecord:
+    """The record of the version this run commits: a full build's (its files are the table's then: -1),
+    or the next incremental refresh since the build the current record names."""
     inputs = {input_key(*inp): dict(s.files) for inp, s in given.snapshots.items() if s is not None}
     tables = {input_key(*inp): read for inp, read in given.versions.items()}
-    return RefreshRecord(given.config, kind, inputs, files_at_rebuild, refreshes, states, tables)
+    last = given.record
+    at_rebuild, refreshes = (-1, 0) if full or last is None else (last.files_at_rebuild, last.refreshes + 1)
+    return RefreshRecord(given.config, kind, inputs, at_rebuild, refreshes, states, tables)
 
 
-def _result(model: Model, refresh: Refresh, rows: int | None, size: int | None, schema: StructType, location: Loc,
-            stats: InputStats, sql: str, start: float, version: int | None) -> ModelResult:
+def _result(ctx: RunContext, model: Model, refresh: Refresh, rows: int | None, size: int | None,
+            schema: StructType, stats: InputStats, sql: str, start: float, commit: Commit | None) -> ModelResult:
     """``rows``: written by this run (a merge writes the whole table again); ``size``: the rows of the
-    version now current; ``version``: its Delta version."""
-    return ModelResult(delta_version=version,
+    version now current (``commit``, when known)."""
+    return ModelResult(delta_version=commit.version if commit is not None else None,
                        model=model.name, materialized="table", status="success", rows_written=rows, table_rows=size,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
-                       location=str(location), quarantined_rows=stats.quarantined, sql=sql,
+                       location=str(ctx.warehouse.data_dir(model.name)), quarantined_rows=stats.quarantined, sql=sql,
                        refresh=refresh.mode, refresh_note=refresh.note)
 
 
@@ -149,8 +154,26 @@ def _unchanged(ctx: RunContext, model: Model, base: Rendered, current: Commit, r
     """Nothing to read or write; the sources' malformed records are still reported (from their
     quarantines), as every other run of the table reports them."""
     bad = sum(source_quarantined(ctx, i.name) for i in base.inputs if i.kind == "source")
-    return _result(model, refresh, 0, current.rows, _schema(current), ctx.warehouse.data_dir(model.name),
-                   InputStats(0, bad), "", start, current.version)
+    return _result(ctx, model, refresh, 0, current.rows, _schema(current), InputStats(0, bad), "", start, current)
+
+
+@contextmanager
+def _scratch(ctx: RunContext, model: Model) -> Iterator[Loc]:
+    """This run's scratch folder beside the model's table (never a table: not read), removed afterwards."""
+    scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"
+    try:
+        yield scratch
+    finally:
+        remove_tree(scratch)
+
+
+def _write_counted(ctx: RunContext, model: Model, df: DataFrame, mode: str, record: RefreshRecord,
+                   key: TableKey | None = None) -> tuple[Commit | None, int | None]:
+    """``df`` (one row per key when keyed) as one commit (:func:`_commit`), its rows counted as written."""
+    name = f"streamt_table_{model.name}_{ctx.run_id}"
+    out, obs = counted(one_row_per_key(df, key) if key else df, name)
+    commit = _commit(ctx, model, out, mode, record, key)
+    return commit, observed_rows(ctx.observed, obs, name)
 
 
 def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
@@ -162,10 +185,9 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
     key = _key(ctx, model, base, df.columns)
     kind = plan.kind
     tables = StateTables(ctx.warehouse.model_dir(model.name))
-    scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
     states: dict[str, int] | None = None
     out_df = df
-    try:
+    with _scratch(ctx, model) as scratch:
         state = plan.state if plan.kind == "aggregate" else None
         if state is not None:
             renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
@@ -185,15 +207,9 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
                 refresh = replace(refresh, note=f"{refresh.note}; it keeps no aggregation state: {why_not}")
         if states is None:
             tables.drop()
-        name = f"streamt_table_{model.name}_{ctx.run_id}"
-        out, obs = counted(one_row_per_key(out_df, key) if key else out_df, name)
-        commit = _commit(ctx, model, out, "overwrite", _record(given, kind, -1, 0, states), key)
-    finally:
-        remove_tree(scratch)
-    rows = observed_rows(ctx.observed, obs, name)
+        commit, rows = _write_counted(ctx, model, out_df, "overwrite", _record(given, kind, True, states), key)
     size = rows if rows is not None else commit.rows if commit is not None else None
-    return _result(model, refresh, rows, size, df.schema, ctx.warehouse.data_dir(model.name),
-                   registered.settle(), rendered.sql, start, commit.version if commit is not None else None)
+    return _result(ctx, model, refresh, rows, size, df.schema, registered.settle(), rendered.sql, start, commit)
 
 
 def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
@@ -203,35 +219,27 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
     rendered = render(ctx, model, "batch", deltas=refresh.deltas)
     registered = register(ctx, rendered)
     schema = _schema(current)
-    name = f"streamt_table_{model.name}_{ctx.run_id}"
     record = given.record
     assert record is not None
-    if refresh.mode == "upsert":
+    if refresh.mode in ("upsert", "append"):
         df = ctx.observed.sql(ctx.spark, rendered.sql)
         if not same_columns(df.schema, schema):
             return None
-        key = _key(ctx, model, base, schema.names)
-        assert key is not None
-        commit, rows = _upsert(ctx, model, df, key, _record(given, plan.kind, record.files_at_rebuild,
-                                                            record.refreshes + 1))
-        size = commit.rows if commit is not None else None
-    elif refresh.mode == "append":
-        df = ctx.observed.sql(ctx.spark, rendered.sql)
-        if not same_columns(df.schema, schema):
-            return None
-        out, obs = counted(df, name)
-        commit = _commit(ctx, model, out, "append", _record(given, plan.kind, record.files_at_rebuild,
-                                                             record.refreshes + 1))
-        rows = observed_rows(ctx.observed, obs, name)
-        size = current.rows + rows if current.rows is not None and rows is not None else \
-            commit.rows if commit is not None else None
+        if refresh.mode == "upsert":
+            key = _key(ctx, model, base, schema.names)
+            assert key is not None
+            commit, rows = _upsert(ctx, model, df, key, _record(given, plan.kind, False))
+            size = commit.rows if commit is not None else None
+        else:
+            commit, rows = _write_counted(ctx, model, df, "append", _record(given, plan.kind, False))
+            size = current.rows + rows if current.rows is not None and rows is not None else \
+                commit.rows if commit is not None else None
     else:
         assert plan.state is not None and record.states is not None
-        renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
         state = plan.state
         tables = StateTables(ctx.warehouse.model_dir(model.name))
-        scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
-        try:
+        renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
+        with _scratch(ctx, model) as scratch:
             text = plan.delta_sql(renames)
             delta = ctx.observed.sql(ctx.spark, text)
             if ctx.observed.refers(ctx.spark, text):  # observed source reads (Spark Connect): staged, read once
@@ -241,16 +249,10 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
                 return None
             states = merged.apply(compact=(record.refreshes + 1) % STATE_COMPACT_EVERY == 0)
             rows_now = final_frame(ctx, state, compacted(state, read_state(ctx, tables, states[STATE])), schema.names)
-            key = _key(ctx, model, base, schema.names)
-            out, obs = counted(one_row_per_key(rows_now, key) if key else rows_now, name)
-            commit = _commit(ctx, model, out, "overwrite", _record(given, plan.kind, record.files_at_rebuild,
-                                                                    record.refreshes + 1, states), key)
-        finally:
-            remove_tree(scratch)
-        rows = observed_rows(ctx.observed, obs, name)
+            commit, rows = _write_counted(ctx, model, rows_now, "overwrite", _record(given, plan.kind, False, states),
+                                          _key(ctx, model, base, schema.names))
         size = rows if rows is not None else commit.rows if commit is not None else None
-    return _result(model, refresh, rows, size, schema, ctx.warehouse.data_dir(model.name), registered.settle(),
-                   rendered.sql, start, commit.version if commit is not None else None)
+    return _result(ctx, model, refresh, rows, size, schema, registered.settle(), rendered.sql, start, commit)
 
 
 def _key(ctx: RunContext, model: Model, base: Rendered, columns: list[str]) -> TableKey | None:
@@ -301,15 +303,10 @@ def _upsert(ctx: RunContext, model: Model, df: DataFrame, key: TableKey,
             record: RefreshRecord) -> tuple[Commit | None, int | None]:
     """The increment's rows, one per key, merged into the table on the key in one commit; the commit
     and the rows it inserted or replaced."""
-    scratch = ctx.warehouse.model_dir(model.name) / f".scratch-{ctx.run_id}"  # never a table: not read
-    try:
-        with key_faults(key):
-            stage(one_row_per_key(df, key), str(scratch / "upsert"), ctx.observed)
-            counts = merge(ctx.spark, str(scratch / "upsert"), ctx.warehouse.data_dir(model.name), key, record)
-    finally:
-        remove_tree(scratch)
+    with _scratch(ctx, model) as scratch, key_faults(key):
+        stage(one_row_per_key(df, key), str(scratch / "upsert"), ctx.observed)
+        counts = merge(ctx.spark, str(scratch / "upsert"), ctx.warehouse.data_dir(model.name), key, record)
     return current_commit(ctx.warehouse.data_dir(model.name)), counts["inserted"] + counts["updated"]
-
 
 
 def _schema(current: Commit) -> StructType:
