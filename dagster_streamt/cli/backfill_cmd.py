@@ -9,14 +9,13 @@ import click
 
 from ..core import metadata as meta
 from ..core.ids import names_of
-from .common import EXIT_INVALID, guarded, load_or_exit, project_options, select_or_usage
+from .common import EXIT_INVALID, load_or_exit, project_command, select_or_usage
 
 RANGE_START, RANGE_END, PARTITION = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end",
                                      "dagster/partition")
 
 
-@click.command("backfill")
-@project_options
+@project_command("backfill")
 @click.argument("selection")
 @click.option("--from", "first", required=True, metavar="KEY|DATE", help="First partition (key or date).")
 @click.option("--to", "last", required=True, metavar="KEY|DATE", help="Last partition, included (key or date).")
@@ -24,7 +23,6 @@ RANGE_START, RANGE_END, PARTITION = ("dagster/asset_partition_range_start", "dag
               help="One run per partition instead of one run for the whole range (the default).")
 @click.option("--full-refresh", is_flag=True,
               help="Drop every stored partition of these models first (after a change of partitioning).")
-@guarded
 def backfill(project_dir: str, env: str | None, selection: str, first: str, last: str, per_partition: bool,
              full_refresh: bool) -> None:
     """Materialize partitions FIRST..LAST of the partitioned models in SELECTION (selection syntax).

@@ -59,17 +59,14 @@ def cell(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def _color(sev: Severity) -> str:
-    return {"error": "red", "warning": "yellow", "note": "cyan"}[sev.value]
-
-
 def print_diagnostics(diags: list[Diagnostic], redactor: Redactor | None = None, *, notes: bool = True) -> None:
     red = redactor or Redactor()
+    colors = {"error": "red", "warning": "yellow", "note": "cyan"}
     for d in diags:
         if d.severity is Severity.NOTE and not notes:
             continue
         where = f"{d.file}:{d.line}" if d.line else d.file
-        head = click.style(f"{d.severity.value} {d.code}", fg=_color(d.severity), bold=True)
+        head = click.style(f"{d.severity.value} {d.code}", fg=colors[d.severity.value], bold=True)
         click.echo(f"{where}: {head}: {red.text(d.message)}")
         if d.hint:
             click.echo(f"    fix: {red.text(d.hint)}")

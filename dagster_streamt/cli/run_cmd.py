@@ -8,11 +8,10 @@ import sys
 import click
 
 from ..core.ids import names_of
-from .common import EXIT_INVALID, guarded, load_or_exit, project_options
+from .common import EXIT_INVALID, load_or_exit, project_command, select_or_usage
 
 
-@click.command("run")
-@project_options
+@project_command("run")
 @click.option("-s", "--select", "selection", default=None, help="Models to run (selection syntax); default all.")
 @click.option("--full-refresh", "full_refresh", multiple=True, metavar="SEL",
               help="Reset these stream models' checkpoints and outputs first (selection syntax; repeatable).")
@@ -20,19 +19,13 @@ from .common import EXIT_INVALID, guarded, load_or_exit, project_options
               "trigger) until Ctrl-C/SIGTERM, restarting failed queries with backoff.")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=None, metavar="N",
               help="With --continuous: give up on a model after N failed restarts in a row (default: never).")
-@guarded
 def run(project_dir: str, env: str | None, selection: str | None, full_refresh: tuple[str, ...],
         continuous: bool = False, max_restarts: int | None = None) -> None:
     """Run the selected models on Spark as one Dagster run and print a summary."""
-    from ..graph.select import SelectionError, select
-
     loaded = load_or_exit(project_dir, env)
     graph = loaded.graph
-    try:
-        ids = select(graph, selection) if selection else graph.of_type("model")
-        refresh = sorted({i for sel in full_refresh for i in select(graph, sel)})
-    except SelectionError as exc:
-        raise click.UsageError(str(exc)) from None
+    ids = select_or_usage(graph, selection) if selection else graph.of_type("model")
+    refresh = sorted({i for sel in full_refresh for i in select_or_usage(graph, sel)})
     names = names_of(graph.topological_order(ids))
     if not names:
         click.echo("Nothing to run: the selection has no models.")

@@ -7,16 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import guarded, load_or_exit, project_options
+from .common import load_or_exit, project_command
 
 if TYPE_CHECKING:
     from ..spec.project import Project
 
 
-@click.command("server")
+@project_command("server")
 @click.argument("action", type=click.Choice(["start", "status", "stop"]), default="status")
-@project_options
-@guarded
 def server(action: str, project_dir: str, env: str | None) -> None:
     """Start, show (status) or stop the Spark Connect server this project's runs share.
 

@@ -48,7 +48,7 @@ def status(project_dir: str, env: str | None, fmt: str, lag: bool, history: str 
         return
     from ..dagster.run_history import last_checks, last_runs
     from .dagster_exec import instance_or_exit, location_or_exit
-    from .status_lag import LagUnavailable, as_json, collect, echo_table
+    from .status_lag import LagUnavailable, collect, echo_table
 
     lags, lag_error = None, None
     if lag:
@@ -77,9 +77,10 @@ def status(project_dir: str, env: str | None, fmt: str, lag: bool, history: str 
         doc: dict[str, object] = {"models": rows, "tests": [c.__dict__ | {"at": c.at.isoformat() if c.at else None}
                                                             for c in checks]}
         if lag:
-            doc["kafka"] = as_json(lags) if lags is not None else None
+            doc["kafka"] = [s.to_dict() for s in lags] if lags is not None else None
         click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
-        _lag_failed(lag_error)
+        if lag_error:
+            fail(lag_error)
         return
     click.echo(f"{'model':<28} {'type':<7} {'last run':<10} {'finished (UTC)':<20} {'rows':>10} {'fresh':<6} tests")
     for row in rows:
@@ -89,16 +90,10 @@ def status(project_dir: str, env: str | None, fmt: str, lag: bool, history: str 
                                               if row["tests_failed"] else "")
         click.echo(f"{row['model']:<28} {row['materialized']:<7} {row['status']:<10} {finished:<20} {n_rows:>10} "
                    f"{row['freshness']:<6} {tests}")
-    source_checks = [c for c in checks if c.target.startswith("source.")]
-    for c in source_checks:
+    for c in (x for x in checks if x.target.startswith("source.")):
         state = "never run" if c.passed is None else ("ok" if c.passed else f"FAILED ({c.severity})")
         click.echo(f"{c.target:<28} test {c.test}: {state}")
     if lags is not None:
         echo_table(lags)
-    _lag_failed(lag_error)
-
-
-def _lag_failed(error: str | None) -> None:
-    """The broker did not answer: one line (the models' status above still stands), exit 1."""
-    if error:
-        fail(error)
+    if lag_error:  # the broker did not answer: one line (the models' status above still stands), exit 1
+        fail(lag_error)

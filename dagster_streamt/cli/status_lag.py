@@ -7,7 +7,7 @@ minus the offsets of each stream model's last committed batch (:mod:`dagster_str
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -37,10 +37,6 @@ def collect(loaded: LoadedProject) -> list[SourceLag]:
         raise LagUnavailable(f"Kafka lag unavailable: no answer from the broker at {where} ({reason}); is it "
                              "running (`streamt kafka start` starts a local one) and are runtime.kafka's "
                              "bootstrap_servers and security settings right?") from None
-
-
-def as_json(lags: list[SourceLag]) -> list[dict[str, Any]]:
-    return [s.to_dict() for s in lags]
 
 
 def echo_table(lags: list[SourceLag]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 
 import click
 
@@ -36,10 +37,7 @@ def validate(project_dir: str, env: str | None, fmt: str) -> None:
         click.echo(f"Project {project.name} ({project.info.version}){' env ' + project.env if project.env else ''}: "
                    f"{counts}")
         if project.inferred:
-            kinds: dict[str, int] = {}
-            for name in project.inferred:
-                kind = project.models[name].materialized or "?"
-                kinds[kind] = kinds.get(kind, 0) + 1
+            kinds = Counter(project.models[name].materialized or "?" for name in project.inferred)
             summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
             click.echo(f"Materializations inferred from the SQL: {summary} (`streamt compile` lists each)")
     print_diagnostics(diags, red)
