@@ -147,11 +147,7 @@ def observable_kafka_sources(loaded: LoadedProject, specs: list[dg.AssetSpec],
     if broker_settings(loaded.project) is None:
         return list(specs)
     by_key = {key_map.sources[s.name]: s for s in kafka_sources(loaded.project) if s.name in key_map.sources}
-    out: list[dg.AssetsDefinition | dg.AssetSpec] = []
-    for spec in specs:
-        source = by_key.get(spec.key)
-        out.append(spec if source is None else _observable(loaded, source, spec))
-    return out
+    return [_observable(loaded, by_key[spec.key], spec) if spec.key in by_key else spec for spec in specs]
 
 
 def _observable(loaded: LoadedProject, source: Source, spec: dg.AssetSpec) -> dg.AssetsDefinition:

@@ -37,14 +37,9 @@ def fed_models(loaded: LoadedProject, source: str) -> list[str]:
     directly by the source re-reads all of it, which belongs on a schedule."""
     g, models = loaded.graph, loaded.project.models
     streams = {f"model.{name}" for name in stream_readers(g, models, source)}
-    out = []
-    for nid in sorted(streams | g.downstream_all(streams)):
-        kind, name = split_id(nid)
-        model = models.get(name)
-        if (kind == "model" and model is not None and model.enabled and model.partitioned_by is None
-                and name in loaded.compiled.models):
-            out.append(name)
-    return out
+    ids = sorted(streams | g.downstream_all(streams))
+    return [name for kind, name in map(split_id, ids) if kind == "model" and name in models
+            and models[name].enabled and models[name].partitioned_by is None and name in loaded.compiled.models]
 
 
 def read_cursor(cursor: str | None) -> Snapshot:

@@ -68,13 +68,12 @@ def scope_of(context: dg.AssetExecutionContext, pb: PartitionedBy) -> PartitionS
 def keys_between(pdef: dg.PartitionsDefinition, first: str, last: str) -> list[str]:
     """Partition keys from ``first`` to ``last`` (inclusive). Dates or timestamps are accepted for
     time partitions: every partition that starts within [first, last]."""
+    keys = list(pdef.get_partition_keys())
     if isinstance(pdef, dg.TimeWindowPartitionsDefinition):
-        keys = list(pdef.get_partition_keys())
         if first in keys and last in keys:
             return keys[keys.index(first):keys.index(last) + 1]
         lo, hi = _moment(first, pdef.timezone), _moment(last, pdef.timezone)
         return [k for k in keys if lo <= pdef.time_window_for_partition_key(k).start <= hi]
-    keys = list(pdef.get_partition_keys())
     missing = [k for k in (first, last) if k not in keys]
     if missing:
         raise ValueError(f"unknown partition {missing[0]!r}; the partitions are: {', '.join(keys)}")

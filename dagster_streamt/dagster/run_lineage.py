@@ -71,8 +71,7 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
             started = _ts(entry.timestamp)
         elif ev.event_type in _TERMINAL_RUN:
             ended, end_state = _ts(entry.timestamp), _TERMINAL_RUN[ev.event_type]
-            data = ev.event_specific_data
-            err = getattr(data, "error", None)
+            err = getattr(ev.event_specific_data, "error", None)
             error = err.message.strip().splitlines()[0] if err is not None and err.message else ev.message
         elif ev.event_type in (DagsterEventType.ASSET_MATERIALIZATION, DagsterEventType.ASSET_OBSERVATION):
             mat = ev.step_materialization_data.materialization if ev.event_type == DagsterEventType.\
@@ -100,8 +99,7 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
         record = instance.get_run_record_by_id(run_id)
         ended = _ts(record.end_time if record is not None and record.end_time else datetime.now(UTC).timestamp())
     chosen = [keys.model_of(k) for k in sorted(planned | set(run.asset_selection or ()))]
-    selected = [name for name in chosen if name is not None]
-    for name in selected:  # cancelled or stopped before the model ran: ABORT, never silence
+    for name in filter(None, chosen):  # cancelled or stopped before the model ran: ABORT, never silence
         if name not in results:
             reason = "run cancelled" if end_state is RunState.ABORT else f"not run: {error or 'run ended'}"
             results[name] = (_result(name, loaded.compiled.models[name].materialized, "skipped", {"error": reason}),
@@ -113,7 +111,6 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
         events += builder.model_events(drun, result, begin, finish, assertions=[
             a for a in assertions if a.target != f"model.{name}"])
     for test, at in tests:
-        duration = test.duration_seconds
-        events += builder.test_events(drun, test.test, assertions, _ts(at.timestamp() - duration), at)
+        events += builder.test_events(drun, test.test, assertions, _ts(at.timestamp() - test.duration_seconds), at)
     events.append(builder.run_event(drun, end_state, ended, error if end_state is RunState.FAIL else None))
     return events

@@ -46,12 +46,8 @@ def _final(t: StreamtTranslator, entity: Model | Source | Exposure, spec: dg.Ass
 
 def _described(values: dict[str, object]) -> dict[str, object]:
     """streamt's descriptive settings as Dagster metadata: None and empty values left out, mappings as JSON."""
-    out: dict[str, object] = {}
-    for key, value in values.items():
-        if value in (None, [], {}, ""):
-            continue
-        out[key] = dg.MetadataValue.json(value) if isinstance(value, dict | list) else value
-    return out
+    return {key: dg.MetadataValue.json(value) if isinstance(value, dict | list) else value
+            for key, value in values.items() if value not in (None, [], {}, "")}
 
 
 def column_lineage_metadata(loaded: LoadedProject, keys: KeyMap,
