@@ -49,9 +49,7 @@ class ProjectDatasets:
     def upstream(self, model: str) -> list[str]:
         """Relation names a model reads: its sources, then upstream models (a sink's ``from:``)."""
         cm = self.loaded.compiled.models.get(model)
-        if cm is None:
-            return []
-        return [*cm.sources, *cm.upstream_models]
+        return [*cm.sources, *cm.upstream_models] if cm else []
 
     def processing_type(self, model: str) -> str:
         """STREAMING for stream models and for sinks that read an appending stream, else BATCH."""

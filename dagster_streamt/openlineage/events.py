@@ -162,10 +162,10 @@ def assertions_from_tests(loaded: LoadedProject, results: Iterable[TestResult]) 
         for a in result.assertions:
             p = parsed.get(a.index)
             columns: list[str | None] = list(p.params.columns_used()) if p is not None else []
-            for column in columns or [None]:
-                out.append(Assertion(target=result.target, assertion=a.name, success=bool(a.passed) and not a.error,
-                                     column=column, severity=result.severity, name=result.test,
-                                     description=a.description or None, actual=str(a.failing_rows)))
+            out += [Assertion(target=result.target, assertion=a.name, success=bool(a.passed) and not a.error,
+                              column=column, severity=result.severity, name=result.test,
+                              description=a.description or None, actual=str(a.failing_rows))
+                    for column in columns or [None]]
     return out
 
 

@@ -141,11 +141,8 @@ def column_lineage(lineage: ModelColumnLineage | None,
     Output columns with no input (``count(*)``) are left out, as the Spark listener does."""
     if lineage is None:
         return None
-    fields: dict[str, column_lineage_dataset.Fields] = {}
-    for col in lineage.columns:
-        inputs = _input_fields(lineage.fields.get(col, ()), resolve)
-        if inputs:
-            fields[col] = column_lineage_dataset.Fields(inputFields=inputs)
+    fields = {col: column_lineage_dataset.Fields(inputFields=inputs) for col in lineage.columns
+              if (inputs := _input_fields(lineage.fields.get(col, ()), resolve))}
     dataset = _input_fields(lineage.dataset, resolve)
     if not fields and not dataset:
         return None

@@ -21,6 +21,7 @@ Only host and port are taken from URLs, so credentials in a JDBC URL never reach
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass, replace
@@ -88,11 +89,7 @@ def _strip_glob(path: str) -> str:
     """``/data/orders/*.json`` reads the folder ``/data/orders``: name the folder, not the pattern."""
     if not _GLOB.search(path):
         return path
-    kept: list[str] = []
-    for part in PurePosixPath(path).parts:
-        if _GLOB.search(part):
-            break
-        kept.append(part)
+    kept = list(itertools.takewhile(lambda part: not _GLOB.search(part), PurePosixPath(path).parts))
     return str(PurePosixPath(*kept)) if kept else "/"
 
 
@@ -145,16 +142,14 @@ def _join(*parts: str | None) -> str:
 # -- Kafka ---------------------------------------------------------------------------------------
 def kafka_namespace(bootstrap_servers: str) -> str:
     """``kafka://host:port`` of the first bootstrap server (``SASL_SSL://h:9093,h2:9093`` -> h:9093)."""
-    first = bootstrap_servers.split(",")[0].strip()
-    first = first.split("://", 1)[-1]
+    first = bootstrap_servers.split(",")[0].strip().split("://", 1)[-1]
     host, _, port = first.rpartition(":") if ":" in first else (first, "", "")
     return f"kafka://{host or first}:{port or _DEFAULT_PORTS['kafka']}"
 
 
 def kafka_datasets(bootstrap_servers: str | None, topics: str) -> tuple[DatasetId, ...]:
     namespace = kafka_namespace(bootstrap_servers) if bootstrap_servers else "kafka://unknown:9092"
-    names = [t.strip() for t in topics.split(",") if t.strip()]
-    return tuple(DatasetId(namespace, t, kind="TOPIC") for t in names)
+    return tuple(DatasetId(namespace, t.strip(), kind="TOPIC") for t in topics.split(",") if t.strip())
 
 
 # -- catalog tables ------------------------------------------------------------------------------

@@ -106,11 +106,9 @@ class Outbox:
                 os.close(fd)
 
     # -- the sender ------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def draining(self) -> Iterator[bool]:
+    def draining(self) -> contextlib.AbstractContextManager[bool]:
         """Hold the send lock; yields False when another process is sending right now."""
-        with _flock(self.dir / f"{self.leg}.drain.lock", blocking=False) as held:
-            yield held
+        return _flock(self.dir / f"{self.leg}.drain.lock", blocking=False)
 
     def pending(self, state: LegState) -> Iterator[tuple[int, str]]:
         """(end offset, line) of every complete undelivered line; a line still being written is skipped."""
