@@ -55,6 +55,8 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
         raise click.UsageError("--upstream/--downstream need --model NAME or --column MODEL.COLUMN")
     if list_columns and not model:
         raise click.UsageError("--columns needs --model NAME")
+    if not upstream and not downstream:
+        upstream = downstream = True
     if observed:
         from ..openlineage.observed import compare, diff_text
 
@@ -69,8 +71,6 @@ def lineage(project_dir: str, env: str | None, model: str | None, upstream: bool
     elif model:
         graph = graph_or_exit(project_dir, env)
         nid = _focus(graph, model)
-        if not upstream and not downstream:
-            upstream = downstream = True
         ids = {nid}
         if upstream:
             ids |= graph.upstream(nid, depth)
@@ -193,8 +193,6 @@ def _column_views(loaded: LoadedProject, model: str | None, column: str | None, 
         hint = did_you_mean(col, cols)
         raise click.UsageError(f"{rel!r} has no column {col!r}" + (f"; {hint}" if hint else "")
                                + (f" (columns: {', '.join(cols)})" if not hint else ""))
-    if not upstream and not downstream:
-        upstream = downstream = True
     render = {"ascii": cr.column_ascii, "json": cr.column_json, "mermaid": cr.column_mermaid}[fmt]
     return render(lineage, rel, col, upstream, downstream, direct_only)
 

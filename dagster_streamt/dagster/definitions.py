@@ -126,7 +126,6 @@ def _models_assets(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
     for name, spec in specs.items():
         groups.setdefault(group_key(loaded.project.models[name]), {})[name] = spec
     out = []
-    project = loaded.project.ident
     for key in sorted(groups, key=lambda k: ("", "") if k is None else k):
         members = groups[key]
         if key is None:
@@ -138,6 +137,6 @@ def _models_assets(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                                                                                           "static")
         digest = hashlib.sha256(key[0].encode()).hexdigest()[:6]
         suffix = "_per_partition" if key[1] == "per_partition" else ""
-        out.append(build_models_asset(loaded, members, keys, name=f"{project}_{kind}_models_{digest}{suffix}",
-                                      partitioning=pb))
+        out.append(build_models_asset(loaded, members, keys, partitioning=pb,
+                                      name=f"{loaded.project.ident}_{kind}_models_{digest}{suffix}"))
     return out

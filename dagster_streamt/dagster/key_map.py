@@ -102,9 +102,6 @@ class KeyMap:
         """The model whose asset ``key`` is (None for a source, exposure or foreign asset)."""
         return self._model_of.get(key)
 
-    def check_of(self, test: str) -> dg.AssetCheckKey | None:
-        return self.tests.get(test)
-
     def missing(self, names: Iterable[str]) -> list[str]:
         """Of ``names``, the models this code location does not define."""
         return sorted(n for n in names if n not in self.assets)

@@ -96,7 +96,7 @@ def last_checks(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMa
     """Each test's latest evaluation, whichever run wrote it (`streamt run`, `streamt test`, the UI)."""
     out = []
     for name, test in sorted(loaded.project.tests.items()):
-        check = keys.check_of(name)
+        check = keys.tests.get(name)
         record = instance.get_latest_asset_check_evaluation_record(check) if check is not None else None
         ev = record.evaluation if record is not None else None
         severity = str(ev.severity.value).lower() if ev is not None else (test.severity or "error")

@@ -29,10 +29,9 @@ def progress_metadata(p: ModelProgress) -> dict[str, Any]:
                           "restarts": p.restarts}
     if p.batch_id is not None:
         md["batch_id"] = p.batch_id
-    for name in ("input_rows_per_second", "processed_rows_per_second", "lag_s", "latency_s"):
-        value = getattr(p, name)
-        if value is not None:
-            md[name] = round(float(value), 3)
+    md.update({name: round(float(value), 3) for name in ("input_rows_per_second", "processed_rows_per_second",
+                                                          "lag_s", "latency_s")
+               if (value := getattr(p, name)) is not None})
     if p.watermark:
         md["last_watermark"] = p.watermark
     return md
