@@ -242,10 +242,6 @@ def _last_commit(path: Path) -> int | None:
         return None
 
 
-def _record_commit(path: Path, batch_id: int) -> None:
-    atomic_write(path, json.dumps({"last_batch_id": batch_id}), durable=True)
-
-
 @dataclass(frozen=True)
 class _SinkBatch:
     """foreachBatch function; picklable so it also runs on a Spark Connect server."""
@@ -282,7 +278,7 @@ class _SinkBatch:
             prepared = prepare(batch, target)
             _save(prepared.df, target, "append")
             prepared.verify()
-            _record_commit(commits, batch_id)
+            atomic_write(commits, json.dumps({"last_batch_id": batch_id}), durable=True)
 
 
 def _template(model: Model) -> str:
