@@ -72,8 +72,7 @@ def restorable(table: Loc) -> tuple[int, int, dict[int, dict]]:
 def version_at(table: Loc, when: datetime) -> int:
     """The version current at ``when`` (the last commit at or before it), as Delta's time travel resolves it."""
     oldest, _, infos = restorable(table)
-    millis = when.timestamp() * 1000
-    before = [v for v, h in infos.items() if int(h["timestamp"]) <= millis]
+    before = [v for v, h in infos.items() if int(h["timestamp"]) <= when.timestamp() * 1000]
     if not before:
         first = datetime.fromtimestamp(int(infos[oldest]["timestamp"]) / 1000).astimezone()
         raise ModelRunError(f"{when.isoformat()} is before the oldest version the log still holds "

@@ -70,8 +70,7 @@ def _insert(conn: Connection, target: JdbcTarget, columns: list[str], upsert: bo
 def _publish(conn: Connection, target: JdbcTarget, columns: list[str], clear: bool) -> None:
     """Move the staged rows into the target inside the caller's transaction."""
     if not conn.exists(target.table):
-        bare = target.table.name
-        conn.execute(f"ALTER TABLE {target.staging.qualified} RENAME TO {bare}")
+        conn.execute(f"ALTER TABLE {target.staging.qualified} RENAME TO {target.table.name}")
         if target.key:
             conn.execute(f"ALTER TABLE {target.table.qualified} ADD PRIMARY KEY "
                          f"({', '.join(conn.quote(k) for k in target.key)})")

@@ -108,8 +108,7 @@ def connection_url(options: Mapping[str, str], model: str) -> tuple[URL, dict[st
         raise ModelRunError(
             f"sink {model}: publishing to `jdbc:{jdbc.subprotocol}:` needs the Python driver `{driver.module}`, "
             f"which is not installed here; pip install {driver.package}", model)
-    props = {k: v for k, v in options.items() if k.lower() not in SPARK_OPTIONS}
-    props.update(jdbc.params)
+    props = {k: v for k, v in options.items() if k.lower() not in SPARK_OPTIONS} | jdbc.params
     lower = {k.lower(): v for k, v in props.items()}
     database: str | None = jdbc.database or None
     query: dict[str, str] = {}
@@ -173,9 +172,8 @@ def transaction(options: Mapping[str, str], model: str) -> Iterator[Connection]:
     except Exception as exc:
         raise ModelRunError(f"sink {model}: cannot connect to the database: {db_message(exc)}", model) from None
     with sa_conn:
-        conn = Connection(sa_conn)
         try:
-            yield conn
+            yield Connection(sa_conn)
         except BaseException:
             sa_conn.rollback()
             raise

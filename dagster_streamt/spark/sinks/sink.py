@@ -206,11 +206,7 @@ def _file_build(prepared: Prepared, batch: tuple[str, int] | None = None) -> Cal
 
 
 def _save(df: DataFrame, target: Target, mode: str) -> None:
-    writer = df.write.format(target.format).options(**target.options).mode(mode)
-    if target.path:
-        writer.save(target.path)
-    else:
-        writer.save()
+    df.write.format(target.format).options(**target.options).mode(mode).save(target.path or None)
 
 
 def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
@@ -240,10 +236,6 @@ def _last_commit(path: Path) -> int | None:
         return int(json.loads(path.read_text(encoding="utf-8"))["last_batch_id"])
     except (FileNotFoundError, KeyError, ValueError):
         return None
-
-
-def _record_commit(path: Path, batch_id: int) -> None:
-    atomic_write(path, json.dumps({"last_batch_id": batch_id}), durable=True)
 
 
 @dataclass(frozen=True)
@@ -282,7 +274,7 @@ class _SinkBatch:
             prepared = prepare(batch, target)
             _save(prepared.df, target, "append")
             prepared.verify()
-            _record_commit(commits, batch_id)
+            atomic_write(commits, json.dumps({"last_batch_id": batch_id}), durable=True)
 
 
 def _template(model: Model) -> str:
@@ -293,19 +285,15 @@ def _template(model: Model) -> str:
 
 
 def _reads_stream(ctx: RunContext, rendered: Rendered) -> bool:
-    for inp in rendered.inputs:
-        up = ctx.project.models.get(inp.name) if inp.kind == "model" else None
-        if up is not None and appends(ctx.project, up):
-            return True
-    return False
+    ups = (ctx.project.models.get(inp.name) for inp in rendered.inputs if inp.kind == "model")
+    return any(up is not None and appends(ctx.project, up) for up in ups)
 
 
 def _order_column(ctx: RunContext, model: Model, rendered: Rendered, columns: list[str]) -> str | None:
     """The event-time column (the sink's own, else an input's) when the output has it."""
-    candidates = [model.event_time]
-    for inp in rendered.inputs:
-        node = (ctx.project.models if inp.kind == "model" else ctx.project.sources).get(inp.name)
-        candidates.append(node.event_time if node is not None else None)
+    nodes = [(ctx.project.models if inp.kind == "model" else ctx.project.sources).get(inp.name)
+             for inp in rendered.inputs]
+    candidates = [model.event_time, *(node.event_time for node in nodes if node is not None)]
     return next((et.column for et in candidates if et is not None and et.column in columns), None)
 
 

@@ -109,10 +109,6 @@ def _caught_up(checkpoint: Path) -> str | None:
         return None
 
 
-def _glob_escape(name: str) -> str:
-    return re.sub(r"([*?\[\]{}\\])", r"\\\1", name)
-
-
 def stream_read(spark: SparkSession, project: Project, source: Source, batch: SourceRead | None = None) -> SourceRead:
     """``source`` read as a stream. Spark's file stream reads folders: a source that is one file is
     read as its folder filtered to that file's name. A file source without declared columns is read
@@ -124,7 +120,7 @@ def stream_read(spark: SparkSession, project: Project, source: Source, batch: So
     if source.resolved_format in FILE_FORMATS and source.path and "://" not in source.path:
         path = project.resolve_path(source.path)
         if path.is_file():
-            options = {**source.options, "pathGlobFilter": _glob_escape(path.name)}
+            options = {**source.options, "pathGlobFilter": re.sub(r"([*?\[\]{}\\])", r"\\\1", path.name)}
             source = source.model_copy(update={"path": str(path.parent), "options": options})
     return read_source(spark, project, source, streaming=True, schema=schema)
 

@@ -223,10 +223,7 @@ def _translation(name: str, sql: str, streaming: bool, catalog: Catalog | None =
 
 def register(ctx: RunContext, rendered: Rendered) -> InputStats:
     """Register every input view of ``rendered``; return what reading them costs/diverted."""
-    total = InputStats()
-    for inp in rendered.inputs:
-        total = total + ensure(ctx, inp)
-    return total
+    return sum((ensure(ctx, inp) for inp in rendered.inputs), InputStats())
 
 
 def ensure(ctx: RunContext, inp: Input) -> InputStats:

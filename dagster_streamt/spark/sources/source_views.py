@@ -89,17 +89,12 @@ def _quarantine_started(ctx: RunContext, read: SourceRead) -> InputStats:
     return InputStats(later=(total,))
 
 
-def _quarantined(ctx: RunContext, read: SourceRead) -> int:
-    """Run the source's quarantine query (once per run); the rows its quarantine table holds."""
-    return _quarantine_started(ctx, read).resolved().quarantined
-
-
 def source_quarantined(ctx: RunContext, name: str) -> int:
     """Malformed records of a batch source quarantined so far (new files quarantined first), as a
     table reading it reports them, without registering a view."""
     if ctx.project.sources[name].resolved_format not in PERMISSIVE:
         return 0
-    return _quarantined(ctx, _batch_read(ctx, name))
+    return _quarantine_started(ctx, _batch_read(ctx, name)).resolved().quarantined  # its query runs once a run
 
 
 def observed_view(ctx: RunContext, df: DataFrame, inp: Input, stats: InputStats,

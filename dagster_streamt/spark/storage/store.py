@@ -68,11 +68,9 @@ class StoreOptions:
         if SCHEMES.get(parsed.scheme) != "s3":
             return {}
         s3 = self._s3(parsed.netloc)
-        out: dict[str, str] = {}
-        for key, name in (("access.key", "AWS_ACCESS_KEY_ID"), ("secret.key", "AWS_SECRET_ACCESS_KEY"),
-                          ("session.token", "AWS_SESSION_TOKEN"), ("endpoint.region", "AWS_REGION")):
-            if s3.get(key):
-                out[name] = s3[key]
+        names = (("access.key", "AWS_ACCESS_KEY_ID"), ("secret.key", "AWS_SECRET_ACCESS_KEY"),
+                 ("session.token", "AWS_SESSION_TOKEN"), ("endpoint.region", "AWS_REGION"))
+        out = {name: s3[key] for key, name in names if s3.get(key)}
         endpoint, http = self._endpoint(s3)
         if endpoint:
             out["AWS_ENDPOINT_URL"] = endpoint
@@ -150,13 +148,10 @@ class ObjectPath:
     def _fs(self) -> Any:
         return self.options.filesystem(self.uri)
 
-    def _info(self) -> Any:
-        return self._fs().get_file_info(self._key)
-
     def exists(self) -> bool:
         from pyarrow import fs
 
-        return bool(self._info().type != fs.FileType.NotFound) or self.is_dir()
+        return bool(self._fs().get_file_info(self._key).type != fs.FileType.NotFound) or self.is_dir()
 
     def is_dir(self) -> bool:
         """A "folder" exists while any object lies under it."""
@@ -184,14 +179,9 @@ class ObjectPath:
         from pyarrow import fs
 
         selector = fs.FileSelector(self._key, recursive=True, allow_not_found=True)
-        out = {}
-        for info in self._fs().get_file_info(selector):
-            if info.type != fs.FileType.File:
-                continue
-            rel = info.path[len(self._key) + 1:]
-            if skip is None or not any(skip(part) for part in rel.split("/")):
-                out[rel] = int(info.size or 0)
-        return out
+        sizes = {info.path[len(self._key) + 1:]: int(info.size or 0)
+                 for info in self._fs().get_file_info(selector) if info.type == fs.FileType.File}
+        return {rel: size for rel, size in sizes.items() if skip is None or not any(map(skip, rel.split("/")))}
 
     def read_text(self, encoding: str = "utf-8") -> str:
         from pyarrow import fs

@@ -32,6 +32,7 @@ from ..run.progress import trigger_options
 from ..storage.reset import reset_model
 from ..storage.state import check_project_root
 from .checkpoints import explain_failure, is_spark_incompatibility
+from .realtime import start_real_time
 from .stream import StartedStream, checkpoint_lock, record_stream, start_stream
 from .stream_stats import ModelProgress, ProgressTracker
 from .topics import start_topic_query, topic_query_name
@@ -91,10 +92,8 @@ class _Stream:
     publisher: StreamingQuery | None = None  # the query publishing its topic (a broker or local topics)
     state: Literal["running", "waiting", "failed", "stopped"] = "waiting"
     failures: int = 0  # current streak of consecutive failures
-    restarts: int = 0
     retry_at: float = 0.0
     up_since: float = 0.0
-    error: str | None = None
     last_report: float = field(default_factory=time.monotonic)
 
     @property
@@ -171,7 +170,7 @@ class ContinuousRunner:
                          and self._streams[u].state == "failed")
         if blocked:
             why = f"upstream model {blocked[0]} failed to start"
-            self._streams[name] = _Stream(name, {}, ProgressTracker(name, ""), state="failed", error=why)
+            self._streams[name] = _Stream(name, {}, ProgressTracker(name, ""), state="failed")
             return self._emit(StreamEvent(name, "skipped", why))
         model = self.project.models.get(name)
         try:
@@ -191,30 +190,24 @@ class ContinuousRunner:
         except Exception as exc:
             message = model_error(name, exc)
             failed = self._streams.setdefault(name, _Stream(name, {}, ProgressTracker(name, "")))
-            failed.state, failed.error = "failed", message
+            failed.state = "failed"
             return self._emit(StreamEvent(name, "failed", message))
         return self._emit(StreamEvent(name, "started", describe_trigger(stream.trigger)))
 
     def _start(self, ctx: RunContext, stream: _Stream) -> None:
         model = self.project.models[stream.name]
         mctx = ctx.for_model(model)
-        if stream.real_time:  # straight to the topic: nothing stored for readers of the warehouse
-            from .realtime import start_real_time
-
-            with mctx.scheduler_pool(stream.name):
-                started = start_real_time(mctx, model, stream.trigger)
-            stream.started, stream.state, stream.up_since = started, "running", time.monotonic()
-            return
         with mctx.scheduler_pool(stream.name):
-            started = start_stream(mctx, model, stream.trigger)
-        try:  # registered now, not when the query ends: downstream models read the output while it runs
-            record_stream(started)
-            if model_topic(self.project, model) is not None and started.appends:
-                with mctx.scheduler_pool(stream.name):  # its topic follows the stored output, batch by batch
-                    stream.publisher = start_topic_query(mctx, model, stream.trigger, started.schema)
-        except Exception:
-            started.query.stop()
-            raise
+            started = (start_real_time if stream.real_time else start_stream)(mctx, model, stream.trigger)
+        if not stream.real_time:  # real-time mode writes straight to the topic: nothing stored in the warehouse
+            try:  # registered now, not when the query ends: downstream models read the output while it runs
+                record_stream(started)
+                if model_topic(self.project, model) is not None and started.appends:
+                    with mctx.scheduler_pool(stream.name):  # its topic follows the stored output, batch by batch
+                        stream.publisher = start_topic_query(mctx, model, stream.trigger, started.schema)
+            except Exception:
+                started.query.stop()
+                raise
         stream.started, stream.state, stream.up_since = started, "running", time.monotonic()
 
     # -- supervising -----------------------------------------------------------------------------
@@ -251,8 +244,7 @@ class ContinuousRunner:
             self._start(ctx, stream)
         except Exception as exc:
             return self._failed(stream, exc)
-        stream.restarts += 1
-        stream.tracker.restarts = stream.restarts
+        stream.tracker.restarts += 1
         return self._emit(StreamEvent(stream.name, "started", f"restarted (attempt {stream.failures + 1})",
                                       attempt=stream.failures + 1))
 
@@ -269,7 +261,6 @@ class ContinuousRunner:
         stream.started, stream.publisher = None, None
         stream.failures += 1
         message = model_error(stream.name, explain_failure(stream.name, exc))
-        stream.error = message
         limit = self.policy.max_restarts
         hopeless = _incompatible(exc)
         if hopeless or (limit is not None and stream.failures > limit):

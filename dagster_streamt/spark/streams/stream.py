@@ -28,7 +28,7 @@ from ..run.context import RunContext
 from ..run.live import await_query
 from ..run.output import OUT_METRIC, schema_pairs
 from ..run.progress import summarize, trigger_options
-from ..sources.relations import Rendered, register, render
+from ..sources.relations import register, render
 from ..storage.locks import FileLock
 from ..storage.reset import reset_model
 from ..storage.store import Loc
@@ -57,15 +57,6 @@ class _CompleteBatch:
         if self.partition_by:
             writer = writer.partitionBy(*self.partition_by)
         writer.save(str(Warehouse(self.warehouse).data_dir(self.model)))
-
-
-def _fingerprint(df: DataFrame, rendered: Rendered, mode: str, fmt: str) -> dict[str, Any]:
-    return {
-        "schema": [list(p) for p in schema_pairs(df.schema)],
-        "inputs": sorted(f"{i.kind}:{i.name}" for i in rendered.inputs if i.mode == "stream"),
-        "output_mode": mode,
-        "format": fmt,
-    }
 
 
 @dataclass(frozen=True)
@@ -109,7 +100,9 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
     if not df.isStreaming:
         raise ModelRunError(f"stream model {name} reads no streaming input (only tables, views or batch-only "
                             "sources); make it `materialized: table`", name)
-    fingerprint = _fingerprint(df, rendered, mode, DELTA)
+    fingerprint = {"schema": [list(p) for p in schema_pairs(df.schema)],
+                   "inputs": sorted(f"{i.kind}:{i.name}" for i in rendered.inputs if i.mode == "stream"),
+                   "output_mode": mode, "format": DELTA}
     check_fingerprint(checkpoint, name, fingerprint)
     writer = (df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows")).writeStream
               .queryName(f"{name}__{ctx.run_id}").outputMode(mode)

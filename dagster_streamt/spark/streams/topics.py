@@ -162,8 +162,7 @@ def publish_topic(ctx: RunContext, model: Model) -> int | None:
             _write_parts(df, folder, f"snapshot-{model.name}-v{current.version}")  # each Delta version once
             return df.count()
         return publish(df, topic_writer(ctx.project, model.name, topic), model.key_columns, model.name)
-    name = topic_query_name(model)
-    with checkpoint_lock(ctx, name, "topic publication"):
+    with checkpoint_lock(ctx, topic_query_name(model), "topic publication"):
         query = start_topic_query(ctx, model, {"availableNow": True})
         query.awaitTermination()
     return summarize(query.recentProgress, OUT_METRIC).rows_written

@@ -73,7 +73,7 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
                                 f"(now {describe(pb)}); rebuild with a full refresh (`streamt backfill {name} "
                                 "--full-refresh ...` drops every stored partition first)", name)
         if full_refresh or (stored is None and is_delta_table(data)):
-            _drop_stored(ctx, name)  # an unpartitioned table (or the old partitioning) is replaced
+            remove_tree(data)  # an unpartitioned table (or the old partitioning) is replaced
         if data.is_dir() and not is_delta_table(data):
             remove_tree(data)
         # one commit replaces exactly the run's partitions (emptied ones included)
@@ -111,8 +111,3 @@ def _in_keys(keys: list[str]) -> str:
     """``streamt_partition IN (...)`` over the run's keys, as SQL string literals."""
     quoted = ("'" + k.replace("\\", "\\\\").replace("'", "\\'") + "'" for k in keys)
     return f"{KEY_COLUMN} IN ({', '.join(quoted)})"
-
-
-def _drop_stored(ctx: RunContext, name: str) -> None:
-    """Every stored partition goes (a full refresh, or a change of partitioning or layout)."""
-    remove_tree(ctx.warehouse.data_dir(name))

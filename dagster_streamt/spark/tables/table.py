@@ -172,8 +172,7 @@ def _write_counted(ctx: RunContext, model: Model, df: DataFrame, mode: str, reco
     """``df`` (one row per key when keyed) as one commit (:func:`_commit`), its rows counted as written."""
     name = f"streamt_table_{model.name}_{ctx.run_id}"
     out, obs = counted(one_row_per_key(df, key) if key else df, name)
-    commit = _commit(ctx, model, out, mode, record, key)
-    return commit, observed_rows(ctx.observed, obs, name)
+    return _commit(ctx, model, out, mode, record, key), observed_rows(ctx.observed, obs, name)
 
 
 def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
