@@ -161,6 +161,10 @@ class Connection:
             return False
         return True
 
+    def commit(self) -> None:
+        """The one place a transaction commits (the crash tests pause the process here)."""
+        self._conn.commit()
+
 
 @contextmanager
 def transaction(options: Mapping[str, str], model: str) -> Iterator[Connection]:
@@ -172,12 +176,13 @@ def transaction(options: Mapping[str, str], model: str) -> Iterator[Connection]:
     except Exception as exc:
         raise ModelRunError(f"sink {model}: cannot connect to the database: {db_message(exc)}", model) from None
     with sa_conn:
+        conn = Connection(sa_conn)
         try:
-            yield Connection(sa_conn)
+            yield conn
         except BaseException:
             sa_conn.rollback()
             raise
-        sa_conn.commit()
+        conn.commit()
 
 
 def is_postgres(options: Mapping[str, str]) -> bool:
