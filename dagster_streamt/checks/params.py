@@ -31,9 +31,9 @@ class Params(BaseModel):
 
     def columns_used(self) -> list[str]:
         """Columns of the tested relation this assertion reads (for definition-time schema checks):
-        by default its ``column`` parameter, when it has one and it is set."""
+        by default its ``column`` parameter, when it has one (an empty name is checked too)."""
         column = getattr(self, "column", None)
-        return [column] if column else []
+        return [] if column is None else [column]
 
 
 class NotNull(Params):
@@ -295,6 +295,9 @@ class MaxLag(Params):
         if isinstance(data, dict) and "seconds" in data and "max_seconds" not in data:
             return {("max_seconds" if k == "seconds" else k): v for k, v in data.items()}
         return data
+
+    def columns_used(self) -> list[str]:
+        return [self.column] if self.column else []  # empty: the event-time column is found at run time
 
 
 class Throughput(Params):

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from delta.tables import DeltaTable
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from ...sql.identifiers import delta_path
@@ -30,7 +30,11 @@ def _exists(spark: SparkSession, path: str) -> bool:
     """Whether a Delta table is at ``path`` (a local folder, or an object-store URI Spark can read)."""
     if "://" not in path or path.startswith("file:"):
         return is_delta_table(Path(path.removeprefix("file:")))
-    return DeltaTable.isDeltaTable(spark, path)
+    try:  # (not DeltaTable.isDeltaTable: on Spark Connect it needs Delta's Connect plugin on the server)
+        spark.read.format(DELTA).load(path).schema  # noqa: B018 - reading the schema reads the log
+    except PySparkException:  # no table there (yet): Delta's or Spark's analysis error
+        return False
+    return True
 
 
 def merge_by_key(df: DataFrame, path: str, key: tuple[str, ...]) -> None:

@@ -130,8 +130,10 @@ def _adopt_parquet_quarantine(spark: SparkSession, target: Loc, checkpoint: Path
     With the query's checkpoint beside it, the rows and the checkpoint agree: it becomes a Delta
     table in place (``CONVERT TO DELTA``). Without one (batch reads kept a ledger), the query is
     about to read every file again: the old rows go, and the query writes them anew."""
-    if isinstance(target, ObjectPath) or is_delta_table(target) or not any(target.glob("*.parquet")):
-        return  # (never on an object store: the Parquet quarantine predates them)
+    if isinstance(target, ObjectPath) or (target / "_delta_log").is_dir() or not any(target.glob("*.parquet")):
+        # (never on an object store: the Parquet quarantine predates them; and a log folder, even one whose
+        # first commit a kill interrupted, means a Delta quarantine whose files must not be converted)
+        return
     if checkpoint.is_dir():
         spark.sql(f"CONVERT TO DELTA parquet.`{target}`")
         log.info("quarantine %s: converted its Parquet files to a Delta table", target)
