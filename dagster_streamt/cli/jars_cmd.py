@@ -34,9 +34,10 @@ def fetch(names: tuple[str, ...], all_sets: bool, force: bool, project_dir: str,
     from ..jars import sets
     from ..jars.fetch import resolve
     from ..jars.sets import JarsUnavailable
+    from ..spec.loader import find_root_file
 
     project = None
-    if (Path(project_dir) / "stream_project.yml").is_file():
+    if find_root_file(Path(project_dir)) is not None:  # stream_project.yml or .yaml
         from .common import load_or_exit
 
         project = load_or_exit(project_dir, env, allow_errors=True).project

@@ -22,6 +22,7 @@ class RunState:
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # test -> latest result
     error: str = ""  # the instance could not be read: said on the page, never a traceback
 
+
 def read_run_state(loaded: LoadedProject) -> RunState | None:
     """None when the project has no Dagster instance (it never ran)."""
     root, where = loaded.project.root, instance_dir(loaded.project.root)

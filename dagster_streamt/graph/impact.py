@@ -45,4 +45,3 @@ def impact(graph: Graph, nid: str) -> Impact:
     owners = tuple(sorted({n.owner for n in nodes if n.owner and n.type != "test"}))
     tags = tuple(sorted({t for n in nodes if n.type != "test" for t in n.tags}))
     return Impact(nid, models, sinks, exposures, tests, owners, tags)
-

@@ -71,7 +71,7 @@ class EventBuilder:
 
     @property
     def parent_job_name(self) -> str:
-        return f"{self.project.name}.dagster_run"
+        return self.datasets.job_name("dagster_run")  # the name run_event gives the run's own job
 
     # -- the Dagster run -------------------------------------------------------------------------
     def run_event(self, run: DagsterRun, state: RunState, at: datetime, error: str | None = None) -> RunEvent:

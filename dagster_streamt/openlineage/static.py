@@ -32,8 +32,7 @@ def definitions_time(loaded: LoadedProject) -> datetime:
     """When the definitions last changed: the newest mtime among the project's files."""
     root = loaded.project.root
     stamps = [(root / rel).stat().st_mtime for rel in loaded.project.file_hashes if (root / rel).is_file()]
-    stamps.append((root / "stream_project.yml").stat().st_mtime if (root / "stream_project.yml").is_file() else 0)
-    return datetime.fromtimestamp(max(stamps), tz=UTC).replace(microsecond=0)
+    return datetime.fromtimestamp(max(stamps, default=0), tz=UTC).replace(microsecond=0)
 
 
 def static_events(loaded: LoadedProject, namespace: str | None = None, *,

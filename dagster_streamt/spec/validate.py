@@ -36,6 +36,7 @@ def validate_model(diags: Diagnostics, cls: type[BaseModel], raw: Any, lm: LineM
                 return None
         return None
 
+
 def _report(diags: Diagnostics, cls: type[BaseModel], raw: Any, err: Any, lm: LineMap, base: tuple[str | int, ...],
         fallback: LineMap | None) -> None:
     loc = _clean_loc(raw, tuple(err.get("loc", ())))

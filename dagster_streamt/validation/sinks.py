@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..compile.modes import appends
 from ..core.object_stores import is_object_uri
-from ..graph.graph import Graph, node_id, split_id
+from ..graph.graph import Graph
 from ..spec.connectors import model_key, sink_target
 from ..spec.errors import Diagnostics, Severity
 from ..spec.project import Project
@@ -17,9 +17,7 @@ from ..spec.topics import local_dir
 
 
 def _stream_inputs(project: Project, graph: Graph, name: str) -> list[str]:
-    ups = map(split_id, graph.upstream_of(node_id("model", name)))
-    return sorted(n for kind, n in ups
-                  if kind == "model" and n in project.models and appends(project, project.models[n]))
+    return sorted(n for n in graph.upstream_models(name) if n in project.models and appends(project, project.models[n]))
 
 
 def check_sinks(project: Project, graph: Graph) -> Diagnostics:

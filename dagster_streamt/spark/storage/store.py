@@ -252,7 +252,6 @@ def delta_rs_args(loc: Loc) -> tuple[str, dict[str, str] | None]:
     return str(loc), None
 
 
-
 def open_delta(loc: Loc, version: int | None = None) -> Any:
     """delta-rs' ``DeltaTable`` at ``loc`` (at ``version``; default: the current one)."""
     from deltalake import DeltaTable

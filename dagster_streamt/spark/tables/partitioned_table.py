@@ -27,6 +27,7 @@ from ..storage.store import remove_tree
 
 PARTITIONING = "partitioning"  # the key of the partitioning signature in each commit's userMetadata
 
+
 def _scope(ctx: RunContext, model: Model) -> PartitionScope:
     pb = model.partitioned_by
     assert pb is not None

@@ -108,8 +108,9 @@ def _inputs(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan
                 "format", "path", "table", "topic", "options", "columns"})
         else:
             up = model_version(ctx, inp.name)
-            schema = up.schema() if up is not None else None  # columns and types, without Delta's field
-            declared[input_key(*key)] = schema.simpleString() if schema is not None else None  # metadata
+            # columns and types, without Delta's field metadata
+            schema = up.schema() if up is not None else None
+            declared[input_key(*key)] = schema.simpleString() if schema is not None else None
             if up is None:
                 snapshots[key] = None
                 continue
