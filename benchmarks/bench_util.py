@@ -96,6 +96,7 @@ class TreeSampler(threading.Thread):
         super().__init__(daemon=True)
         self.pid, self.interval, self.peak = pid, interval, 0
         self.cpu: dict[int, float] = {}
+        self.names: dict[int, str] = {}  # every process seen in the tree: pid -> its command name
         self._halt = threading.Event()
 
     def run(self) -> None:
@@ -104,6 +105,9 @@ class TreeSampler(threading.Thread):
             self.peak = max(self.peak, sum(rss for rss, _ in usage.values()))
             for pid, (_, cpu) in usage.items():
                 self.cpu[pid] = max(cpu, self.cpu.get(pid, 0.0))
+                if pid not in self.names:
+                    with contextlib.suppress(OSError):
+                        self.names[pid] = Path(f"/proc/{pid}/comm").read_text().strip()
             self._halt.wait(self.interval)
 
     def stop(self) -> None:
@@ -124,6 +128,7 @@ class Timed:
     returncode: int
     stdout: str
     stderr: str
+    processes: tuple[str, ...] = ()  # command names of every process seen in the tree (``java``: a JVM)
 
     @property
     def peak_mb(self) -> float:
@@ -147,7 +152,7 @@ def timed_run(cmd: Sequence[str], cwd: Path | None = None, env: dict[str, str] |
     if sampler:
         sampler.stop()
     result = Timed(seconds, sampler.peak if sampler else 0, sampler.cpu_seconds if sampler else 0.0,
-                   proc.returncode, out, err)
+                   proc.returncode, out, err, tuple(sorted(sampler.names.values())) if sampler else ())
     if check and proc.returncode != 0:
         sys.stderr.write(f"command failed ({proc.returncode}): {' '.join(cmd)}\n--- stdout\n{out[-4000:]}\n"
                          f"--- stderr\n{err[-4000:]}\n")

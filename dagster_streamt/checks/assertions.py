@@ -7,6 +7,7 @@ assertion) so that validation can point at the YAML line, and runs can report th
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from ..spec.models import Test
 from ..spec.suggest import did_you_mean
 from .kinds import ALIASES, KINDS
-from .params import Bucket, Params
+from .params import Bucket, Params, Relationships
 from .parsed import AssertionIssue, ParsedAssertion
 
 KNOWN_NAMES = tuple(sorted({*KINDS, *ALIASES}))
@@ -109,3 +110,20 @@ def parse_assertions(test: Test) -> tuple[list[ParsedAssertion], list[AssertionI
         label = name if seen[name] == 1 else f"{name}_{seen[name]}"
         parsed.append(ParsedAssertion(index, name, written, params, label))
     return parsed, issues
+
+
+def relations_read(test: Test) -> set[tuple[str, str]] | None:
+    """The models and sources ``test`` compares its target with (``relationships``), as (kind, name);
+    None when its SQL may read any (a custom SQL assertion calling ``ref``/``source``).
+
+    >>> relations_read(Test(name="t", model="orders", type="sample", assertions=[
+    ...     {"relationships": {"column": "customer_id", "to": 'source("customers")', "field": "id"}}]))
+    {('source', 'customers')}
+    """
+    out: set[tuple[str, str]] = set()
+    for assertion in parse_assertions(test)[0]:
+        if isinstance(assertion.params, Relationships):
+            out.add(assertion.params.target)
+        elif "{{" in json.dumps(assertion.params.model_dump(mode="json"), default=str):
+            return None
+    return out

@@ -75,7 +75,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     import dagster as dg
 
     from ..core.results import ModelResult
-    from ..dagster.progress import CheckEvent, subscribe
+    from ..dagster.progress import CheckEvent, StepTimes, subscribe
     from ..instance_location import instance_dir
 
     location = location_or_exit(loaded)
@@ -88,6 +88,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
         keys = None
     events: list[ModelResult] = []
     seen: list[CheckEvent] = []
+    steps: list[StepTimes] = []
     icons = {"success": click.style("✓", fg="green"), "failed": click.style("✗", fg="red"),
              "skipped": click.style("-", fg="yellow")}
 
@@ -96,7 +97,10 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     def echo(message: str) -> None:  # above the live line while it shows
         (live.echo if live is not None else click.echo)(message)
 
-    def show(e: ModelResult | CheckEvent) -> None:
+    def show(e: ModelResult | CheckEvent | StepTimes) -> None:
+        if isinstance(e, StepTimes):
+            steps.append(e)
+            return
         if isinstance(e, CheckEvent):
             seen.append(e)
             if checks is not None:
@@ -121,12 +125,14 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
             result = job.execute_in_process(
                 instance=instance, asset_selection=keys, tags=dict(tags), raise_on_error=False,
                 run_config=_run_config(full_refresh))
+            ran = time.perf_counter()
             lineage_note = _emit_lineage(loaded, location.keys, instance, result.run_id)
     finally:
         unsubscribe()
     elapsed = time.perf_counter() - started
     if checks is None:
         _summary(names, events, elapsed, result.run_id)
+        click.echo(time_line(steps, ran - started, elapsed - (ran - started)), err=quiet)
     if lineage_note:
         click.echo(lineage_note, err=quiet)
     if seen and checks is None:
@@ -233,6 +239,16 @@ def _plain(message: str, cls_name: str | None) -> list[str]:
     elif sep and cls_name and head.split(".")[-1] == cls_name and head.startswith("dagster_streamt."):
         text = f"{cls_name}: {rest}"  # our own errors: the class says what kind, the text the fix
     return text.splitlines()
+
+
+def time_line(steps: list[Any], run_s: float, lineage_s: float) -> str:
+    """Where the command's time went after the project load: each models step's own account
+    (:class:`~dagster_streamt.dagster.progress.StepTimes`), Dagster's share (the rest of the run:
+    definitions, instance, run and event storage) and OpenLineage's."""
+    accounted = sum(s.session + s.models + s.tests for s in steps)
+    own = "; ".join(s.line() for s in steps) or "no models step"
+    return (f"time: {run_s + lineage_s:.1f} s: {own}; Dagster {max(0.0, run_s - accounted):.1f} s; "
+            f"OpenLineage {lineage_s:.1f} s")
 
 
 def _summary(names: list[str], events: list[Any], elapsed: float, run_id: str) -> None:

@@ -22,8 +22,8 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
         if not names:
             return True
 
-    if default_location(loaded.project.root):  # the session is known before Dagster is imported
-        from ..spark.session.prestart import prestart
+    if default_location(loaded.project.root) and _needs_spark(loaded, names, refresh):
+        from ..spark.session.prestart import prestart  # the session is known before Dagster is imported
 
         prestart(loaded.project)
     from .dagster_exec import execute, report_failures
@@ -34,3 +34,13 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
     if not outcome.success:
         report_failures(outcome)
     return outcome.success
+
+
+def _needs_spark(loaded: LoadedProject, names: list[str], refresh: list[str]) -> bool:
+    """Whether some model of the run has something new (a run where none has starts no JVM)."""
+    from ..dagster.resources import SparkResource
+    from ..dagster.unchanged import definitions
+    from ..spark.up_to_date import unchanged_models
+
+    engine = SparkResource().engine_key()  # the default location's resource
+    return len(unchanged_models(loaded.project, definitions(loaded, engine), names, refresh)) < len(names)

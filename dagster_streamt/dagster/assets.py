@@ -20,9 +20,10 @@ from ..spec.models import PartitionedBy
 from .checks import check_result, check_spec, report_check, tests_by_target
 from .key_map import KeyMap
 from .partitions import backfill_policy, partitions_def, scope_of
-from .progress import emit
+from .progress import StepTimes, emit, report_times
 from .resources import RunOptions, SparkResource
 from .test_alerts import send_test_alerts
+from .unchanged import definitions, unchanged_results
 
 if TYPE_CHECKING:
     from ..spark.runner import ModelRun
@@ -98,7 +99,9 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
         def run_checks(session: Any, model: str, result: ModelResult | None = None,
                        run: "ModelRun | None" = None) -> Iterator[dg.AssetCheckResult]:
             for test in checks_of(model):
+                began = time.monotonic()
                 outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id, progress=result)
+                times.tests += time.monotonic() - began
                 check = check_result(keys, test, outcome)
                 report_check(test, outcome)
                 if not outcome.passed:
@@ -110,51 +113,72 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                         run.block(model, f"blocking test {test.name} on {model} failed")
                 yield check
 
+        def run_step(refresh: frozenset[str]) -> Iterator[Any]:
+            todo = selected
+            if todo and partitioning is None:  # what needs no Spark is reported first, without a session
+                unchanged = yield from unchanged_results(context, loaded, keys, todo, refresh, checks_of,
+                                                           result_metadata, spark.engine_key())
+                times.without_spark = len(unchanged)
+                todo = [m for m in todo if m not in unchanged]
+                if not todo:
+                    return
+            began = time.monotonic()
+            with spark.session(loaded.project) as session:
+                times.session = time.monotonic() - began
+                if not todo:  # check-only execution: test what is stored now
+                    for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):
+                        yield from run_checks(session, model)
+                    return
+                plan = graph.run_plan(todo)
+                failed: list[str] = []
+                scope = scope_of(context, partitioning) if partitioning is not None else None
+                if scope is not None:
+                    context.log.info(f"streamt: partitions {scope.label()}")
+                severity = loaded.project.defaults.tests.severity
+                gates = {m for m in todo if any(blocks_downstream(t, severity) for t in checks_of(m))}
+                began = time.monotonic()
+                run = run_models(session, loaded.project, plan.order, plan.levels, plan.upstream,
+                                 full_refresh=refresh, partition=scope, gates=gates,
+                                 definitions=definitions(loaded, spark.engine_key()))
+                for result in run:
+                    name = result.model
+                    ended = time.time()
+                    timing: dict[str, float | list[float]] = {
+                        meta.STARTED_AT: round(ended - float(result.duration_s or 0.0), 3),
+                        meta.ENDED_AT: round(ended, 3)}
+                    if scope is not None and scope.start is not None and scope.end is not None:
+                        timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
+                    emit(result)
+                    if result.status == "success":
+                        written = "unknown" if result.rows_written is None else result.rows_written
+                        context.log.info(f"streamt: {name} materialized: {written} rows in "
+                                         f"{result.duration_s:.1f} s")
+                        if result.rows_outside_partitions:
+                            context.log.warning(f"streamt: {name}: {result.rows_outside_partitions} output row(s) "
+                                                "belong to no partition of this run and were not written")
+                        yield dg.MaterializeResult(asset_key=specs[name].key,
+                                                   metadata={**result_metadata(result), **timing})
+                        yield from run_checks(session, name, result, run)  # before any downstream model starts
+                        continue
+                    if result.status == "skipped":
+                        context.log.warning(f"streamt: {name} skipped: {result.error}")
+                    else:
+                        failed.append(name)
+                        context.log.error(f"streamt: {name} failed: {result.error}")
+                    # recorded in the event log: the UI shows why, and lineage events are rebuilt from it
+                    yield dg.AssetObservation(asset_key=specs[name].key, metadata={
+                        meta.STATUS: result.status, "error": str(result.error or ""), **timing})
+                times.models = time.monotonic() - began - times.tests
+                times.quarantine = run.timings
+            if failed:
+                raise dg.Failure(description=f"{len(failed)} model(s) failed: {', '.join(failed)}",
+                                 metadata={"failed_models": ", ".join(failed)})
+
         refresh = run_options.models(loaded.project)  # a typo fails here, before Spark starts
-        with spark.session(loaded.project) as session:
-            if not selected:  # check-only execution: test what is stored now
-                for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):
-                    yield from run_checks(session, model)
-                return
-            plan = graph.run_plan(selected)
-            failed: list[str] = []
-            scope = scope_of(context, partitioning) if partitioning is not None else None
-            if scope is not None:
-                context.log.info(f"streamt: partitions {scope.label()}")
-            severity = loaded.project.defaults.tests.severity
-            gates = {m for m in selected if any(blocks_downstream(t, severity) for t in checks_of(m))}
-            run = run_models(session, loaded.project, plan.order, plan.levels, plan.upstream,
-                             full_refresh=refresh, partition=scope, gates=gates)
-            for result in run:
-                name = result.model
-                ended = time.time()
-                timing: dict[str, float | list[float]] = {
-                    meta.STARTED_AT: round(ended - float(result.duration_s or 0.0), 3),
-                    meta.ENDED_AT: round(ended, 3)}
-                if scope is not None and scope.start is not None and scope.end is not None:
-                    timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
-                emit(result)
-                if result.status == "success":
-                    written = "unknown" if result.rows_written is None else result.rows_written
-                    context.log.info(f"streamt: {name} materialized: {written} rows in "
-                                     f"{result.duration_s:.1f} s")
-                    if result.rows_outside_partitions:
-                        context.log.warning(f"streamt: {name}: {result.rows_outside_partitions} output row(s) belong "
-                                            "to no partition of this run and were not written")
-                    yield dg.MaterializeResult(asset_key=specs[name].key,
-                                               metadata={**result_metadata(result), **timing})
-                    yield from run_checks(session, name, result, run)  # before any downstream model starts
-                    continue
-                if result.status == "skipped":
-                    context.log.warning(f"streamt: {name} skipped: {result.error}")
-                else:
-                    failed.append(name)
-                    context.log.error(f"streamt: {name} failed: {result.error}")
-                # recorded in the event log: the UI shows why, and lineage events are rebuilt from it
-                yield dg.AssetObservation(asset_key=specs[name].key, metadata={
-                    meta.STATUS: result.status, "error": str(result.error or ""), **timing})
-        if failed:
-            raise dg.Failure(description=f"{len(failed)} model(s) failed: {', '.join(failed)}",
-                             metadata={"failed_models": ", ".join(failed)})
+        times = StepTimes(context.op_def.name)
+        try:
+            yield from run_step(refresh)
+        finally:
+            report_times(context, times)
 
     return models

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -41,14 +42,16 @@ class CodeLocation:
     origin: str  # for messages: "definitions.py", "dg project /x", "default translator"
 
 
-_cache: dict[tuple[str, str | None, str | None], CodeLocation] = {}
+_cache: dict[tuple[str, str | None, str | None, str], CodeLocation] = {}
 
 
 def code_location(loaded: LoadedProject) -> CodeLocation:
-    """The code location of ``loaded`` (cached per process)."""
+    """The code location of ``loaded`` (cached per process, per version of the project's files: a
+    process that runs the project again after an edit runs the edited models)."""
     root = loaded.project.root.resolve()
     override = os.environ.get(ENV_VAR) or None
-    memo = (str(root), loaded.project.env, override)
+    files = hashlib.sha256(json.dumps(loaded.project.file_hashes, sort_keys=True).encode()).hexdigest()
+    memo = (str(root), loaded.project.env, override, files)
     if memo not in _cache:
         _cache[memo] = _find(loaded, root, override)
     return _cache[memo]

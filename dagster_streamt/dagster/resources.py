@@ -10,6 +10,7 @@ and Spark Connect need it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -161,6 +162,15 @@ class SparkResource(dg.ConfigurableResource):
         under = {k: v for k, v in base.items() if k not in ("spark.master", "spark.remote") and k not in rt.conf}
         return SparkSettings.from_project(project, master=master, remote=remote,
                                           conf={**under, **self.conf} or None)
+
+    def engine_key(self) -> str:
+        """What this resource changes about the engine (master, remote, conf), as one string: a run
+        decides a model is up to date without Spark only for the engine settings it was built with.
+
+        >>> SparkResource(conf={"spark.sql.session.timeZone": "UTC"}).engine_key()
+        '[null, null, {}, {"spark.sql.session.timeZone": "UTC"}]'
+        """
+        return json.dumps([self.master, self.remote, self.base_conf, self.conf], sort_keys=True)
 
     @contextmanager
     def session(self, project: Any) -> Iterator[Any]:

@@ -17,12 +17,14 @@ from ..core.results import ModelResult, failed, skipped
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.topics import model_topic
+from . import up_to_date
 from .contract_check import contract_violation
 from .delta.conflicts import model_error
 from .run import live
 from .run.context import RunContext
 from .run.partitions import PartitionScope
 from .sinks.sink import materialize_sink
+from .sources.snapshots import model_version, source_snapshot
 from .storage.state import check_project_root
 from .streams.stream import materialize_stream
 from .streams.topics import publish_topic
@@ -43,7 +45,8 @@ MAX_PARALLEL = 8
 
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
                upstream: Mapping[str, AbstractSet[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
-               partition: PartitionScope | None = None, gates: Collection[str] | None = None) -> ModelRun:
+               partition: PartitionScope | None = None, gates: Collection[str] | None = None,
+               definitions: up_to_date.Definitions | None = None) -> ModelRun:
     """Run ``models`` (topological order): iterate the returned :class:`ModelRun` for one
     :class:`ModelResult` per model as it finishes.
 
@@ -52,7 +55,9 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     ``partition``: the partitions this run writes of the partitioned models in ``models`` (they all
     share one partitioning). ``gates``: the models whose result may stop their downstream
     (:meth:`ModelRun.block`, for those with blocking checks); the downstream of any other model starts
-    before its result is consumed. None: every model gates.
+    before its result is consumed. None: every model gates. ``definitions``: given, each model that
+    succeeds keeps its up-to-date record (:mod:`.up_to_date`), so a later run that finds nothing new
+    for it needs no Spark.
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
 
     >>> run = run_models(spark, project, ["orders", "totals"], [["orders"], ["totals"]],
@@ -61,7 +66,7 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     ...     if result.model == "orders" and not orders_look_right():
     ...         run.block("orders", "blocking test orders_valid failed")  # totals is skipped
     """
-    ctx = replace(RunContext.create(spark, project), partition=partition)
+    ctx = replace(RunContext.create(spark, project), partition=partition, up_to_date=definitions)
     check_project_root(ctx.paths, frozenset(full_refresh))
     return ModelRun(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
                     frozenset(gates) if gates is not None else None)
@@ -78,6 +83,7 @@ class ModelRun:
                  upstream: Mapping[str, AbstractSet[str]], full_refresh: frozenset[str],
                  gates: frozenset[str] | None) -> None:
         self._blocked: dict[str, str] = {}  # model -> why its downstream is skipped (the first reason wins)
+        self._ctx = ctx
         self._results = _run(ctx, models, levels, upstream, full_refresh, self._blocked, gates)
 
     def block(self, model: str, reason: str) -> None:
@@ -87,6 +93,11 @@ class ModelRun:
 
     def __iter__(self) -> Iterator[ModelResult]:
         return self._results
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds of the work beside the models, by source: its quarantine query (known once it ended)."""
+        return dict(self._ctx.timings)
 
 
 def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -192,12 +203,38 @@ def _run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelRes
     try:
         with ctx.scheduler_pool(name, f"streamt {kind} {name}"), live.running(name, kind):
             mctx = ctx.for_model(model)
+            digest = _input_digest(ctx, name)  # before the model reads anything
             result = materialize(mctx, model, full_refresh)
             if result.ok and (broken := contract_violation(ctx.project, name, result.schema)):
                 return failed(name, kind, broken, time.monotonic() - start)
             if result.ok and (topic := model_topic(ctx.project, model)) is not None:
                 result = replace(result, topic=topic, topic_rows=publish_topic(mctx, model))
+            if result.ok and digest is not None:
+                _keep_record(ctx, result, digest)
     except Exception as exc:
         log.debug("model %s failed", name, exc_info=True)
         return failed(name, kind, model_error(name, exc, ctx.warehouse.data_dir(name)), time.monotonic() - start)
     return replace(result, duration_s=time.monotonic() - start)
+
+
+def _input_digest(ctx: RunContext, name: str) -> str | None:
+    """What the model is about to read (the run's own listings and versions), when Python can follow it."""
+    if ctx.up_to_date is None or ctx.partition is not None:
+        return None
+    project = ctx.project
+    state = up_to_date.InputState(project, ctx.up_to_date, lambda s: source_snapshot(ctx, project.sources[s]),
+                                  lambda m: model_version(ctx, m))
+    try:
+        return state.digest(name)
+    except Exception:  # the record is an optimisation: never a reason for a model to fail
+        log.debug("model %s: no up-to-date digest", name, exc_info=True)
+        return None
+
+
+def _keep_record(ctx: RunContext, result: ModelResult, digest: str) -> None:
+    """Record what the model read and left; not when its table is at another version than this run
+    left (a concurrent writer: the next run decides on Spark)."""
+    own = up_to_date.own_state(ctx.project, ctx.paths, ctx.warehouse, result.model)
+    if result.delta_version is not None and not str(own.get("table")).endswith(f"@{result.delta_version}"):
+        return
+    up_to_date.write_record(ctx.paths, result.model, digest, own, ctx.run_id)

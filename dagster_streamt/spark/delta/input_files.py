@@ -12,6 +12,8 @@ nor recorded: it is new data for the next run, never read twice or skipped.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +75,14 @@ class Snapshot:
         """Absolute paths of ``keys`` (default: every file), sorted."""
         chosen = sorted(self.files if keys is None else keys)
         return [str(self.root / k) if self.relative else k for k in chosen]
+
+
+def listing_digest(snapshot: Snapshot | None) -> str | None:
+    """A digest of a file source's listing (every file's path and fingerprint); None without one."""
+    if snapshot is None:
+        return None
+    text = json.dumps(sorted((path, list(fp)) for path, fp in snapshot.files.items()))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def appended(before: Mapping[str, Fingerprint], now: Snapshot) -> list[str] | None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pyspark.sql import SparkSession
 
@@ -22,6 +22,9 @@ from ..storage.paths import ProjectPaths
 from ..storage.warehouse import Warehouse
 from .observed_views import ObservedViews
 from .partitions import PartitionScope
+
+if TYPE_CHECKING:
+    from ..up_to_date import Definitions
 
 T = TypeVar("T")
 
@@ -60,6 +63,8 @@ class RunContext:
     per_run: Memo = field(default_factory=Memo)  # source quarantine and row counts
     per_session: Memo = field(default_factory=Memo)  # temporary views registered in `spark`
     partition: PartitionScope | None = None  # the partitions this run writes (partitioned models only)
+    up_to_date: Definitions | None = None  # given: each successful model's up-to-date record is kept
+    timings: dict[str, float] = field(default_factory=dict)  # work beside the models: source -> its quarantine s
     observed: ObservedViews = field(default_factory=ObservedViews)  # views whose reads are observed
     # work beside the models (a source's quarantine query: a model needs its count only when it reports);
     # the runner leaves the run only once it has ended (shutdown on leaving its `with`)

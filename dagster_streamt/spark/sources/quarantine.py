@@ -18,8 +18,6 @@ checkpoint still decides what is new, and removing the checkpoint removes the di
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import re
 import shutil
@@ -35,7 +33,6 @@ from ...spec.project import Project
 from ...sql.identifiers import quote
 from ..conditions import conditions
 from ..delta.delta_table import DELTA, current_commit, is_delta_table
-from ..delta.input_files import Snapshot
 from ..errors import ModelRunError
 from ..run.progress import observed_total
 from ..storage.locks import FileLock
@@ -92,14 +89,6 @@ def quarantined_total(spark: SparkSession, warehouse: Warehouse, source: str) ->
     if commit is not None and commit.rows is not None:
         return commit.rows
     return read_quarantine(spark, warehouse, source).count()
-
-
-def listing_digest(snapshot: Snapshot | None) -> str | None:
-    """A digest of a file source's listing (every file's path and fingerprint); None without one."""
-    if snapshot is None:
-        return None
-    text = json.dumps(sorted((path, list(fp)) for path, fp in snapshot.files.items()))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _caught_up(checkpoint: Path) -> str | None:

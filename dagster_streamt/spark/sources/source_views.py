@@ -7,6 +7,7 @@ matter: a run killed between them leaves the other to the next run."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -16,9 +17,10 @@ from pyspark.sql import functions as F
 
 from ...spec.models import FILE_FORMATS
 from ...spec.topics import topic_folder
+from ..delta.input_files import listing_digest
 from ..run.context import RunContext
 from .inputs import Input, InputStats, counted_stream, watermarked
-from .quarantine import Counts, listing_digest, quarantine_source, quarantined_total, run_quarantine
+from .quarantine import Counts, quarantine_source, quarantined_total, run_quarantine
 from .snapshots import source_snapshot
 from .sources import PERMISSIVE, SourceRead, read_source, valid_rows
 
@@ -68,7 +70,14 @@ def _batch_read(ctx: RunContext, name: str) -> SourceRead:
 def _started(ctx: RunContext, name: str, query: Callable[[], Counts]) -> Future[Counts]:
     """The source's quarantine query, started once per run in the background (whichever read asks
     first starts it; a stream read waits for it, a batch read does not)."""
-    return ctx.per_run.get(("quarantine", name), lambda: ctx.background.submit(query))
+    def timed() -> Counts:
+        began = time.monotonic()
+        try:
+            return query()
+        finally:
+            ctx.timings[name] = time.monotonic() - began
+
+    return ctx.per_run.get(("quarantine", name), lambda: ctx.background.submit(timed))
 
 
 def _quarantine_started(ctx: RunContext, read: SourceRead) -> InputStats:

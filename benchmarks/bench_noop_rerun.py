@@ -1,0 +1,91 @@
+"""A rerun with nothing new against the floor of any Delta job on this machine (issue 39).
+
+In one run of this script, alternating:
+
+1. the **bare Delta job**: a fresh process that starts a local Spark session configured as the
+   package's local sessions are (Delta's jars and extension, the same memory and snapshot settings),
+   writes one row as a Delta table and reads it back. No peer can learn that nothing changed for less:
+   each starts Spark to find out;
+2. the example project (``--orders`` orders, in a scratch copy): a first ``streamt run`` from fresh
+   state, then ``streamt run`` again with no new data (the **no-op rerun**), whole processes timed
+   from the outside.
+
+Prints the medians, the ratio no-op / bare (goal: at most 0.2), every process each no-op rerun's tree
+held (a ``java`` there would be a JVM), and each command's own ``time:`` line (where its time went).
+
+    flock /tmp/spark.lock python3 benchmarks/bench_noop_rerun.py                 # 50,000 orders, 3 rounds
+    flock /tmp/spark.lock python3 benchmarks/bench_noop_rerun.py --rounds 1 --orders 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_util import copy_project, generate, machine_note, median, reset_state, streamt_cmd, timed_run
+
+BARE = """
+import sys, time
+from pathlib import Path
+from dagster_streamt.spark.session.session import _embedded
+from dagster_streamt.spark.session.settings import SparkSettings, session_conf
+from dagster_streamt.spec.loader import load_project
+
+folder = Path(sys.argv[1])
+project, _ = load_project(folder)
+settings = SparkSettings.from_project(project)
+spark = _embedded(settings, session_conf(project, settings))
+path = str(folder / f"t{time.time_ns()}")
+spark.createDataFrame([(1, "one")], "id bigint, name string").write.format("delta").save(path)
+assert spark.read.format("delta").load(path).collect()[0]["name"] == "one"
+spark.stop()
+"""
+
+
+def time_line(stdout: str) -> str:
+    return next((ln for ln in stdout.splitlines() if ln.startswith("time: ")), "(no time line)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--orders", type=int, default=50_000)
+    args = parser.parse_args()
+    print(machine_note())
+    cmd = streamt_cmd()
+    with tempfile.TemporaryDirectory() as tmp:
+        bare_dir = Path(tmp) / "bare"
+        bare_dir.mkdir()
+        (bare_dir / "stream_project.yml").write_text("project: {name: bare_delta}\n", encoding="utf-8")
+        project = copy_project(Path(tmp) / "shop", with_tests=True)
+        generate(project / "data", args.orders, 1)
+        bare_s: list[float] = []
+        noop_s: list[float] = []
+        first_line = noop_line = ""
+        timed_run([sys.executable, "-c", BARE, str(bare_dir)])  # warm-up: the class archive of this classpath
+        for i in range(args.rounds):
+            bare = timed_run([sys.executable, "-c", BARE, str(bare_dir)])
+            bare_s.append(bare.seconds)
+            reset_state(project)
+            first = timed_run([*cmd, "run", "-p", str(project)], env={"DAGSTER_HOME": ""})
+            time.sleep(1)
+            noop = timed_run([*cmd, "run", "-p", str(project)], env={"DAGSTER_HOME": ""})
+            noop_s.append(noop.seconds)
+            first_line, noop_line = time_line(first.stdout), time_line(noop.stdout)
+            print(f"round {i + 1}: bare Delta job {bare.seconds:5.1f} s | first run {first.seconds:5.1f} s | "
+                  f"no-op rerun {noop.seconds:5.1f} s, processes: {', '.join(sorted(set(noop.processes)))}")
+            if "java" in noop.processes:
+                print("  the no-op rerun's process tree held a JVM")
+        print(f"\nfirst run:   {first_line}")
+        print(f"no-op rerun: {noop_line}")
+        b, n = median(bare_s), median(noop_s)
+        print(f"\nmedian of {args.rounds}: bare Delta job {b:.1f} s, no-op rerun {n:.1f} s: ratio {n / b:.2f} "
+              f"(goal <= 0.20)")
+
+
+if __name__ == "__main__":
+    main()
