@@ -78,6 +78,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     from ..dagster.progress import CheckEvent, StepTimes, subscribe
     from ..instance_location import instance_dir
 
+    started = time.perf_counter()  # Dagster's share below includes its definitions and instance
     location = location_or_exit(loaded)
     if checks is None:
         job = location.defs.resolve_implicit_global_asset_job_def()
@@ -119,7 +120,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     click.echo(f"{title} (instance {instance_dir(loaded.project.root)})", err=quiet)
     _import_soon("dagster_streamt.dagster.lineage_emit")  # needed once the run ends; imported while it waits on Spark
     unsubscribe = subscribe(show)
-    started = time.perf_counter()
+    run_started = time.perf_counter()
     try:
         with instance, live_line(enabled=not quiet and checks is None) as live:
             result = job.execute_in_process(
@@ -129,10 +130,10 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
             lineage_note = _emit_lineage(loaded, location.keys, instance, result.run_id)
     finally:
         unsubscribe()
-    elapsed = time.perf_counter() - started
+    ended = time.perf_counter()
     if checks is None:
-        _summary(names, events, elapsed, result.run_id)
-        click.echo(time_line(steps, ran - started, elapsed - (ran - started)), err=quiet)
+        _summary(names, events, ended - run_started, result.run_id)
+        click.echo(time_line(steps, ran - started, ended - ran), err=quiet)
     if lineage_note:
         click.echo(lineage_note, err=quiet)
     if seen and checks is None:
@@ -243,8 +244,8 @@ def _plain(message: str, cls_name: str | None) -> list[str]:
 
 def time_line(steps: list[Any], run_s: float, lineage_s: float) -> str:
     """Where the command's time went after the project load: each models step's own account
-    (:class:`~dagster_streamt.dagster.progress.StepTimes`), Dagster's share (the rest of the run:
-    definitions, instance, run and event storage) and OpenLineage's."""
+    (:class:`~dagster_streamt.dagster.progress.StepTimes`), Dagster's share (the rest: its imports,
+    the definitions, the instance, the run and its event storage) and OpenLineage's."""
     accounted = sum(s.session + s.models + s.tests for s in steps)
     own = "; ".join(s.line() for s in steps) or "no models step"
     return (f"time: {run_s + lineage_s:.1f} s: {own}; Dagster {max(0.0, run_s - accounted):.1f} s; "
