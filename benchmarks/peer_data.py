@@ -96,13 +96,16 @@ def _gen(peer: Path, out: Path, orders: int, customers: int, seed: int, *extra: 
                    check=True, capture_output=True, text=True)
 
 
-def cached_data(peer: Path, orders: int, customers: int, seed: int, log: object = print) -> PeerData:
-    """Generate once per arguments (and version of gen_data.py); later calls reuse the folder."""
+def cached_data(peer: Path, orders: int, customers: int, seed: int, log: object = print,
+                extra_orders: int | None = None) -> PeerData:
+    """Generate once per arguments (and version of gen_data.py); later calls reuse the folder.
+    ``extra_orders``: the size of the incremental file (default 1 % of ``orders``)."""
     code = hashlib.sha256((peer / "gen_data.py").read_bytes()).hexdigest()[:12]
-    key = f"o{orders}-c{customers}-s{seed}-{code}"
+    default = max(1, orders // 100)
+    extra_orders = extra_orders or default
+    key = f"o{orders}-c{customers}-s{seed}-{code}" + ("" if extra_orders == default else f"-e{extra_orders}")
     base = Path(tempfile.gettempdir()) / "streamt-peer-data" / key
     marker = base / "done.json"
-    extra_orders = max(1, orders // 100)
     n_files = (orders + ROWS_PER_FILE - 1) // ROWS_PER_FILE
     if not marker.is_file():
         log(f"generating {orders:,} orders and {customers:,} customers (+{extra_orders:,} orders for the "
