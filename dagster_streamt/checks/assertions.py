@@ -17,6 +17,7 @@ from ..spec.suggest import did_you_mean
 from .kinds import ALIASES, KINDS
 from .params import Bucket, Params, Relationships
 from .parsed import AssertionIssue, ParsedAssertion
+from .results import AssertionResult, TestResult, severity_of
 
 KNOWN_NAMES = tuple(sorted({*KINDS, *ALIASES}))
 
@@ -127,3 +128,39 @@ def relations_read(test: Test) -> set[tuple[str, str]] | None:
         elif "{{" in json.dumps(assertion.params.model_dump(mode="json"), default=str):
             return None
     return out
+
+
+CLOCK_OR_PROGRESS = frozenset({"freshness", "max_lag", "throughput"})  # judged against now or a run's progress
+
+
+def decided_by_data(test: Test) -> bool:
+    """Whether ``test``'s verdict depends only on the data it reads: no assertion judged against the
+    clock or a run's progress (``freshness``, ``max_lag``, ``throughput``) and no SQL calling a function
+    whose value changes from run to run (``current_timestamp()``, ``rand()``...). Such a test's last
+    verdict still holds for unchanged data.
+
+    >>> decided_by_data(Test(name="t", model="m", type="sample", assertions=[
+    ...     {"expression_is_true": {"expression": "ts >= current_timestamp() - INTERVAL 1 DAY"}}]))
+    False
+    """
+    from ..sql import parse_query
+    from ..sql.appends import volatile
+
+    for assertion in parse_assertions(test)[0]:
+        if assertion.name in CLOCK_OR_PROGRESS:
+            return False
+        for value in assertion.params.model_dump(mode="json").values():
+            if not isinstance(value, str):
+                continue
+            tree = parse_query(value).tree or parse_query(f"SELECT {value}").tree
+            if tree is not None and volatile(tree) is not None:
+                return False
+    return True
+
+
+def nothing_to_judge(test: Test, target: str, severity: str, why: str) -> TestResult:
+    """The result of a continuous test in a run that gave it no new rows (what its run on Spark gives:
+    a continuous test judges only the rows committed since its last run): every assertion passes."""
+    return TestResult(test.name, target, severity_of(test, severity), True, tuple(
+        AssertionResult(a.index, a.name, a.label, True, 0, 0, KINDS[a.name].describe(a.params), message=why)
+        for a in parse_assertions(test)[0]), 0.0)

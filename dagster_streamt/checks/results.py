@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -87,6 +88,16 @@ class TestResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "assertions": [asdict(a) for a in self.assertions]}
+
+
+def model_tests(tests: Mapping[str, Test]) -> dict[str, list[Test]]:
+    """The tests of each model (by name), in name order."""
+    out: dict[str, list[Test]] = {}
+    for _, test in sorted(tests.items()):
+        kind, name = target_of(test)
+        if kind == "model":
+            out.setdefault(name, []).append(test)
+    return out
 
 
 def severity_of(test: Test, default: str = "error") -> Severity:

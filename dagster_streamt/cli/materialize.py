@@ -37,10 +37,11 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
 
 
 def _needs_spark(loaded: LoadedProject, names: list[str], refresh: list[str]) -> bool:
-    """Whether some model of the run has something new (a run where none has starts no JVM)."""
-    from ..dagster.resources import SparkResource
-    from ..dagster.unchanged import definitions
-    from ..spark.up_to_date import unchanged_models
+    """Whether some model of the run has something new (a run where none has starts no JVM). No
+    Dagster import here: the JVM's start overlaps it."""
+    from ..checks.assertions import relations_read
+    from ..checks.results import model_tests
+    from ..spark.up_to_date import Definitions, unchanged_models
 
-    engine = SparkResource().engine_key()  # the default location's resource
-    return len(unchanged_models(loaded.project, definitions(loaded, engine), names, refresh)) < len(names)
+    defs = Definitions(loaded.compiled, model_tests(loaded.project.tests), relations_read)  # the default resource's
+    return len(unchanged_models(loaded.project, defs, names, refresh)) < len(names)

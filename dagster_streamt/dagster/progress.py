@@ -30,7 +30,7 @@ class StepTimes:
     """Where one models step spent its time, in seconds, as its own clock saw it: starting the Spark
     session, running the models (each model's own time is its result's), their data tests, and each
     source's quarantine query (in the background, beside the models). The CLI adds Dagster's own
-    share and OpenLineage's; the run's ``streamt/time`` tag keeps the line for the UI."""
+    share and OpenLineage's; the run's ``streamt/time/<step>`` tag keeps the line for the UI."""
 
     step: str
     session: float = 0.0

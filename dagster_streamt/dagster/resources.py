@@ -10,7 +10,6 @@ and Spark Connect need it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -170,7 +169,9 @@ class SparkResource(dg.ConfigurableResource):
         >>> SparkResource(conf={"spark.sql.session.timeZone": "UTC"}).engine_key()
         '[null, null, {}, {"spark.sql.session.timeZone": "UTC"}]'
         """
-        return json.dumps([self.master, self.remote, self.base_conf, self.conf], sort_keys=True)
+        from ..spark.up_to_date import engine_key
+
+        return engine_key(self.master, self.remote, self.base_conf, self.conf)
 
     @contextmanager
     def session(self, project: Any) -> Iterator[Any]:

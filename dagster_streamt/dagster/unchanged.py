@@ -1,12 +1,15 @@
 """Models a run leaves as they are, reported without starting Spark (see
-:mod:`dagster_streamt.spark.run.up_to_date`): each gets a materialization with its stored metadata
-(``refresh: unchanged``), and each of its selected data tests its last result again, marked as
-standing, because the data it judged is the data there now.
+:mod:`dagster_streamt.spark.up_to_date`): each gets a materialization with its stored metadata
+(``refresh: unchanged``), and each of its selected data tests the result a Spark run would give: a
+test that judges stored data its last result again, marked as standing (the data it judged is the
+data there now); a continuous test, which judges only the rows committed since its last run, a pass
+with nothing to judge.
 
-A model is reported this way only when that last result is worth repeating: every selected test was
-evaluated since the model's last successful run, no blocking test failed (Spark reruns it, so its
-downstream is skipped as before), and no test depends on the clock (``freshness``: evaluated now, on
-Spark). Its upstream models in the run must qualify too.
+A model is reported this way only when every selected test's result is known so: each test that
+judges stored data was evaluated since the model's last successful run, without an error, and did
+not fail as a blocking test (Spark reruns it, so its downstream is skipped as before); no test
+depends on the clock or on a run's progress (``freshness``, ``max_lag``, ``throughput``, SQL calling
+``current_timestamp()``...: evaluated now, on Spark). Its upstream models in the run must qualify too.
 
 No `from __future__ import annotations`: the module is imported by the assets module, whose hints
 Dagster reads at runtime.
@@ -20,17 +23,18 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 
 from ..api import LoadedProject
-from ..checks.results import blocks_downstream
+from ..checks.assertions import decided_by_data, nothing_to_judge, relations_read
+from ..checks.results import blocks_downstream, model_tests
 from ..core import metadata as meta
 from ..core.results import ModelResult
 from ..spec.models import Test
+from .checks import check_result, report_check
 from .key_map import KeyMap
 from .progress import CheckEvent, emit
 
 if TYPE_CHECKING:
     from ..spark.up_to_date import Definitions
 
-CLOCK_ASSERTIONS = frozenset({"freshness"})  # their verdict changes with time, not with the data
 RUN_ONLY = ("batches", "input_rows_per_second", "processed_rows_per_second", "executed_sql")  # of the run that ran
 
 
@@ -46,18 +50,21 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
     order = [n for n in loaded.graph.run_plan(selected).order if n in selected]
     instance = context.instance
     severity = loaded.project.defaults.tests.severity
-    stood: dict[str, list[tuple[Test, Any]]] = {}
+    stood: dict[str, list[tuple[Test, Any]]] = {}  # model -> (test, its last evaluation or None: judged now)
 
     def standing(name: str, record: Record) -> bool:
-        results = []
+        results: list[tuple[Test, Any]] = []
         for test in checks_of(name):
-            if any(set(a) & CLOCK_ASSERTIONS for a in test.assertions):
+            if test.type == "continuous":  # judges only the rows committed since its last run: none
+                results.append((test, None))
+                continue
+            if not decided_by_data(test):
                 return False
             found = _last_evaluation(instance, keys.tests[test.name], context.run.run_id)
             if found is None or found[0] < record.at:
                 return False
             evaluation = found[1]
-            if not evaluation.passed and blocks_downstream(test, severity):
+            if "error" in evaluation.metadata or (not evaluation.passed and blocks_downstream(test, severity)):
                 return False
             results.append((test, evaluation))
         stood[name] = results
@@ -70,23 +77,22 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
         context.log.info(f"streamt: {name} unchanged: {result.refresh_note}")
         yield dg.MaterializeResult(asset_key=keys.model(name), metadata=_metadata(instance, keys, result, describe))
         for test, evaluation in stood[name]:
-            yield _stood_check(context, keys, test, evaluation, name)
+            if evaluation is None:
+                outcome = nothing_to_judge(test, f"model.{name}", severity,
+                                           "no new rows since its last run: nothing to judge")
+                report_check(test, outcome)
+                yield check_result(keys, test, outcome)
+            else:
+                yield _stood_check(context, keys, test, evaluation, name)
     return list(fresh)
 
 
 def definitions(loaded: LoadedProject, engine: str) -> "Definitions":
     """What the up-to-date digests need of ``loaded`` (:class:`~dagster_streamt.spark.up_to_date.Definitions`);
     ``engine``: the Spark resource's :meth:`~dagster_streamt.dagster.resources.SparkResource.engine_key`."""
-    from ..checks.assertions import relations_read
-    from ..checks.results import target_of
     from ..spark.up_to_date import Definitions
 
-    tests: dict[str, list[Test]] = {}
-    for _, test in sorted(loaded.project.tests.items()):
-        kind, name = target_of(test)
-        if kind == "model":
-            tests.setdefault(name, []).append(test)
-    return Definitions(loaded.compiled, tests, relations_read, engine)
+    return Definitions(loaded.compiled, model_tests(loaded.project.tests), relations_read, engine)
 
 
 def _last_evaluation(instance: dg.DagsterInstance, key: dg.AssetCheckKey, run_id: str) -> tuple[float, Any] | None:

@@ -20,6 +20,8 @@ from ..spec.topics import model_topic
 from . import up_to_date
 from .contract_check import contract_violation
 from .delta.conflicts import model_error
+from .delta.delta_table import Commit, current_commit
+from .delta.input_files import Snapshot
 from .run import live
 from .run.context import RunContext
 from .run.partitions import PartitionScope
@@ -222,8 +224,18 @@ def _input_digest(ctx: RunContext, name: str) -> str | None:
     if ctx.up_to_date is None or ctx.partition is not None:
         return None
     project = ctx.project
-    state = up_to_date.InputState(project, ctx.up_to_date, lambda s: source_snapshot(ctx, project.sources[s]),
-                                  lambda m: model_version(ctx, m))
+    listed = up_to_date.python_listing(project)
+
+    def listing(source: str) -> Snapshot | None:  # the run's own snapshot, the files the model reads
+        return source_snapshot(ctx, project.sources[source]) if listed(source) is not None else None
+
+    def version(model: str) -> Commit | None:  # the version the run pinned, else now (never pinned here:
+        # a model a test only compares with is read at its own version by the models downstream of it)
+        return model_version(ctx, model) if ctx.per_run.known(("model-version", model)) else \
+            current_commit(ctx.warehouse.data_dir(model))
+
+    offsets: dict[str, str | None] = ctx.per_run.get(("kafka-offsets",), dict)
+    state = up_to_date.InputState(project, ctx.up_to_date, listing, version, offsets)
     try:
         return state.digest(name)
     except Exception:  # the record is an optimisation: never a reason for a model to fail
@@ -235,6 +247,7 @@ def _keep_record(ctx: RunContext, result: ModelResult, digest: str) -> None:
     """Record what the model read and left; not when its table is at another version than this run
     left (a concurrent writer: the next run decides on Spark)."""
     own = up_to_date.own_state(ctx.project, ctx.paths, ctx.warehouse, result.model)
-    if result.delta_version is not None and not str(own.get("table")).endswith(f"@{result.delta_version}"):
+    if own is None or (result.delta_version is not None and not str(own.get("table")).endswith(
+            f"@{result.delta_version}")):
         return
     up_to_date.write_record(ctx.paths, result.model, digest, own, ctx.run_id)

@@ -67,6 +67,16 @@ def python_listing(project: Project) -> Listing:
     return listing
 
 
+def engine_key(master: str | None = None, remote: str | None = None, base_conf: Mapping[str, str] | None = None,
+               conf: Mapping[str, str] | None = None) -> str:
+    """The engine settings a run adds to the project's (the Spark resource's), as one string.
+
+    >>> engine_key()
+    '[null, null, {}, {}]'
+    """
+    return json.dumps([master, remote, dict(base_conf or {}), dict(conf or {})], sort_keys=True)
+
+
 @dataclass(frozen=True)
 class Definitions:
     """What a digest needs of the project besides its inputs' state: the compiled models, and what a
@@ -75,7 +85,7 @@ class Definitions:
     compiled: CompiledProject
     tests: Mapping[str, list[Test]]  # model -> its enabled tests
     test_reads: Callable[[Test], set[tuple[str, str]] | None]
-    engine: str = ""  # the run's engine settings beyond the project's (the Spark resource's master and conf)
+    engine: str = engine_key()  # the run's engine settings beyond the project's (:func:`engine_key`)
 
 
 @dataclass
@@ -87,19 +97,20 @@ class InputState:
     defs: Definitions
     listing: Listing
     version: Version
-    _offsets: dict[str, str | None] = field(default_factory=dict)
+    offsets: dict[str, str | None] = field(default_factory=dict)  # per source, shared by a run's digests
 
     def source(self, name: str) -> str | None:
-        """A source's state: its listing digest, or its topics' end offsets on the project's broker."""
+        """A source's state: its listing digest, or its topics' start and end offsets on the project's
+        broker (a batch read reads from the start, which retention moves)."""
         snapshot = self.listing(name)
         if snapshot is not None:
             return listing_digest(snapshot)
         source = self.project.sources[name]
         if source.resolved_format != "kafka":
             return None
-        if name not in self._offsets:
-            self._offsets[name] = _end_offsets(self.project, name)
-        return self._offsets[name]
+        if name not in self.offsets:
+            self.offsets[name] = _offsets(self.project, name)
+        return self.offsets[name]
 
     def digest(self, name: str) -> str | None:
         """The model's input digest (see the module docstring); None when Python cannot follow an input."""
@@ -152,25 +163,33 @@ def reads_of(defs: Definitions, name: str) -> set[tuple[str, str]] | None:
     return out
 
 
-def _end_offsets(project: Project, source: str) -> str | None:
-    from ..kafka.admin import KafkaAdminError, end_offsets
+OWN_BROKER = ("kafka.", "assign", "subscribepattern")  # source options that read elsewhere than the topics named
+
+
+def _offsets(project: Project, source: str) -> str | None:
+    from ..kafka.admin import KafkaAdminError, end_offsets, start_offsets
     from ..kafka.lag import broker_settings, source_topics
 
     broker = broker_settings(project)
-    topics = source_topics(project.sources[source])
-    if broker is None or not topics:
+    spec = project.sources[source]
+    topics = source_topics(spec)
+    if broker is None or not topics or any(k.lower().startswith(OWN_BROKER) for k in spec.options):
         return None
     try:
-        ends = {t: end_offsets(broker[0], t, conf=broker[1], timeout=KAFKA_TIMEOUT) for t in sorted(topics)}
+        ends = {t: [sorted(start_offsets(broker[0], t, conf=broker[1], timeout=KAFKA_TIMEOUT).items()),
+                    sorted(end_offsets(broker[0], t, conf=broker[1], timeout=KAFKA_TIMEOUT).items())]
+                for t in sorted(topics)}
     except KafkaAdminError as exc:
-        log.info("source %s: end offsets unknown (%s); Spark decides whether it has new records", source, exc)
+        log.info("source %s: offsets unknown (%s); Spark decides whether it has new records", source, exc)
         return None
-    return json.dumps({t: sorted(o.items()) for t, o in ends.items()})
+    return json.dumps(ends)
 
 
-def own_state(project: Project, paths: ProjectPaths, warehouse: Warehouse, name: str) -> dict[str, Any]:
+def own_state(project: Project, paths: ProjectPaths, warehouse: Warehouse, name: str) -> dict[str, Any] | None:
     """What a run of the model leaves: its Delta table's id and version, its checkpoint's last
-    committed batch, its export's current version (a file export) or table version (a Delta sink)."""
+    committed batch, its export's current version (a file export) or table version (a Delta sink).
+    None for a sink that republishes its whole snapshot each run to a target Python cannot see (JDBC,
+    Kafka, an object store): each run repairs what anyone did to it, so it always goes to Spark."""
     model = project.models[name]
     out: dict[str, Any] = {"checkpoint": _last_batch(paths.checkpoint(name))}
     if (model.materialized or "table") in ("table", "stream"):
@@ -185,6 +204,8 @@ def own_state(project: Project, paths: ProjectPaths, warehouse: Warehouse, name:
         elif target.path and target.format == "delta":
             out["export"] = _version_of(current_commit(location(target.path, project.resolve_path,
                                                                 project.runtime.spark.conf)))
+        elif out["checkpoint"] is None:  # not a stream (whose rerun with nothing new writes nothing)
+            return None
     return out
 
 
@@ -223,15 +244,11 @@ def read_record(paths: ProjectPaths, name: str) -> Record | None:
 
 
 def write_record(paths: ProjectPaths, name: str, digest: str, own: dict[str, Any], run_id: str) -> None:
+    """Record that a successful run of ``name`` read ``digest`` and left ``own``."""
     path = _path(paths, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps({"digest": digest, "own": own, "run_id": run_id, "at": time.time()},
                                   sort_keys=True))
-
-
-def forget(paths: ProjectPaths, name: str) -> None:
-    """Before a model runs on Spark: a run that fails half-way must not leave the previous record."""
-    _path(paths, name).unlink(missing_ok=True)
 
 
 def unchanged_models(project: Project, defs: Definitions, names: Iterable[str],

@@ -43,6 +43,10 @@ FILES = {
           - name: sampled
             materialized: table
             sql: SELECT customer_id, rand() AS r FROM {{ source("orders") }}
+          - name: to_crm
+            materialized: sink
+            from: totals
+            sink: {format: jdbc, options: {url: "jdbc:postgresql://crm/db", dbtable: totals}}
         """,
     "tests/t.yml": """
         tests:
@@ -53,7 +57,7 @@ FILES = {
               - relationships: {column: customer_id, to: 'source("customers")', field: customer_id}
         """,
 }
-MODELS = ["totals", "repeat_buyers", "sampled"]
+MODELS = ["totals", "repeat_buyers", "sampled", "to_crm"]
 
 
 def _project(tmp_path: Path) -> Path:
@@ -83,9 +87,9 @@ def _record_run(root: Path, engine: str = "") -> None:
     state = InputState(project, definitions(loaded, engine), python_listing(project),
                        lambda m: current_commit(warehouse.data_dir(m)))
     for name in MODELS:
-        digest = state.digest(name)
-        if digest is not None:
-            write_record(paths, name, digest, own_state(project, paths, warehouse, name), "run-1")
+        digest, own = state.digest(name), own_state(project, paths, warehouse, name)
+        if digest is not None and own is not None:
+            write_record(paths, name, digest, own, "run-1")
 
 
 def _unchanged(root: Path, names: list[str] = MODELS, engine: str = "", refresh: tuple[str, ...] = ()) -> list[str]:
@@ -99,7 +103,7 @@ def test_only_what_nothing_reaches_stays_unchanged(tmp_path: Path) -> None:
     _write_table(root, "totals")
     _write_table(root, "sampled")
     _record_run(root)
-    # rand(): its rows change every run, so it is never decided without Spark
+    # rand(): its rows change every run; a JDBC snapshot sink republishes (and so repairs) its target each run
     assert _unchanged(root) == ["repeat_buyers", "totals"]
     assert _unchanged(root, refresh=("totals",)) == []  # a full refresh, and the view reading it
     assert _unchanged(root, engine='["local[1]"]') == []  # another engine setting
@@ -146,3 +150,22 @@ def test_a_removed_table_or_record_sends_the_model_to_spark(tmp_path: Path) -> N
     _record_run(root)
     shutil.rmtree(_warehouse(root).data_dir("totals"))
     assert _unchanged(root, ["totals"]) == []
+
+
+def test_what_a_test_reads_and_whether_time_decides_it() -> None:
+    from dagster_streamt.checks.assertions import decided_by_data, nothing_to_judge, relations_read
+    from dagster_streamt.spec.models import Test
+
+    def test(*assertions: dict[str, object]) -> Test:
+        return Test(name="t", model="m", type="sample", assertions=list(assertions))
+
+    assert relations_read(test({"not_null": {"columns": ["a"]}})) == set()
+    assert relations_read(test({"relationships": {"column": "a", "ref_model": "other", "field": "b"}})) \
+        == {("model", "other")}
+    assert relations_read(test({"custom_sql": {"sql": 'SELECT count(*) FROM {{ ref("x") }}'}})) is None
+    assert decided_by_data(test({"range": {"column": "a", "min": 0}}, {"expression_is_true": {"expression": "a > b"}}))
+    assert not decided_by_data(test({"freshness": {"column": "ts", "max_age": "1h"}}))
+    assert not decided_by_data(test({"custom_sql": {"where": "ts < now() - INTERVAL 1 DAY"}}))
+    judged = nothing_to_judge(test({"not_null": {"columns": ["a"]}}, {"unique": {"columns": ["a"]}}), "model.m",
+                              "warn", "nothing new")
+    assert judged.passed and [a.passed for a in judged.assertions] == [True, True] and judged.severity == "warn"
