@@ -166,8 +166,12 @@ class SparkResource(dg.ConfigurableResource):
         """What this resource changes about the engine (master, remote, conf), as one string: a run
         decides a model is up to date without Spark only for the engine settings it was built with.
 
-        >>> SparkResource(conf={"spark.sql.session.timeZone": "UTC"}).engine_key()
-        '[null, null, {}, {"spark.sql.session.timeZone": "UTC"}]'
+        Returns:
+            The master, remote, base conf and conf, as sorted JSON.
+
+        Examples:
+            >>> SparkResource(conf={"spark.sql.session.timeZone": "UTC"}).engine_key()
+            '[null, null, {}, {"spark.sql.session.timeZone": "UTC"}]'
         """
         from ..spark.up_to_date import engine_key
 
