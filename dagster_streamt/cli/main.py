@@ -6,6 +6,8 @@ Spark or Dagster.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import sys
 
 import click
@@ -31,6 +33,22 @@ from .validate_cmd import validate
 @click.version_option(__version__, prog_name="streamt")
 def cli() -> None:
     """dagster-streamt: declarative SQL pipelines on Spark, orchestrated by Dagster."""
+    _quiet_sqlite_finalizer()
+
+
+def _drop_cross_thread_cleanup(record: logging.LogRecord) -> bool:
+    exc = record.exc_info[1] if record.exc_info else None
+    return not (isinstance(exc, sqlite3.ProgrammingError) and "created in a thread" in str(exc))
+
+
+def _quiet_sqlite_finalizer() -> None:
+    """A SQLite connection of the Dagster instance that Python's garbage collector finalizes on another
+    thread than the one that opened it makes SQLAlchemy's pool log a traceback ("SQLite objects created
+    in a thread can only be used in that same thread") while it closes it anyway. Nothing is lost, so
+    that one message is dropped rather than shown to the user; every other pool error still shows."""
+    pool = logging.getLogger("sqlalchemy.pool.impl.NullPool")
+    if _drop_cross_thread_cleanup not in pool.filters:
+        pool.addFilter(_drop_cross_thread_cleanup)
 
 
 for command in (init, validate, compile_, lineage, run, backfill, status, test, server, docs, kafka, jars, restore,
@@ -42,7 +60,6 @@ def main() -> None:
     """The ``streamt`` console script. Once the command has finished and its output is flushed, the
     process ends at once: tearing down the interpreter (Dagster, pyspark, sqlglot modules and their
     objects) costs about half a second of every command and has nothing left to do."""
-    import logging
     import os
     import warnings
 

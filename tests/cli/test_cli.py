@@ -132,3 +132,42 @@ def test_compile_refuses_invalid_project(tmp_path: Path) -> None:
 def test_relative_project_dir_and_env_flag(example: Path) -> None:
     r = streamt("validate", "-p", "project", "-e", "prod", cwd=example.parent)
     assert r.returncode == 0 and "env prod" in r.stdout
+
+
+def test_a_sqlite_connection_finalized_on_another_thread_prints_no_traceback(tmp_path: Path) -> None:
+    """SQLAlchemy's pool logs a traceback when the garbage collector finalizes one of the Dagster
+    instance's SQLite connections on another thread (it closes it anyway): every command drops that one
+    message, and only that one."""
+    import io
+    import logging
+    import sqlite3
+    import threading
+
+    from click.testing import CliRunner
+
+    from dagster_streamt.cli.main import cli
+
+    assert CliRunner().invoke(cli, ["validate", "-p", str(EXAMPLE)]).exit_code == 0
+    out = io.StringIO()
+    pool = logging.getLogger("sqlalchemy.pool.impl.NullPool")
+    handler = logging.StreamHandler(out)
+    pool.addHandler(handler)
+    try:
+        conn = sqlite3.connect(str(tmp_path / "x.db"))
+
+        def use_elsewhere() -> None:
+            try:
+                conn.execute("SELECT 1")
+            except sqlite3.ProgrammingError:
+                pool.error("Exception during reset or similar", exc_info=True)
+            try:
+                raise sqlite3.OperationalError("disk I/O error")
+            except sqlite3.OperationalError:
+                pool.error("Exception during reset or similar", exc_info=True)
+
+        thread = threading.Thread(target=use_elsewhere)
+        thread.start()
+        thread.join()
+    finally:
+        pool.removeHandler(handler)
+    assert "same thread" not in out.getvalue() and "disk I/O error" in out.getvalue()
