@@ -42,8 +42,8 @@ from ..spec.project import Project
 from ..spec.topics import local_dir
 from ..sql.incremental import incremental_plan
 from .delta.delta_table import Commit, current_commit
-from .delta.input_files import Snapshot, listed_by_python, listing_digest, source_location
-from .sinks.export_files import FileExport
+from .delta.input_files import Snapshot, listing_digest, python_snapshot
+from .sinks.export_files import FileExport, export_folder
 from .storage.paths import ProjectPaths
 from .storage.store import location
 from .storage.warehouse import Warehouse
@@ -58,13 +58,7 @@ Version = Callable[[str], "Commit | None"]  # an upstream model's current Delta 
 
 def python_listing(project: Project) -> Listing:
     """A source's files as Python lists them (None when only Spark can: globs, partition folders)."""
-    def listing(name: str) -> Snapshot | None:
-        location = source_location(project, project.sources[name])
-        if location is None or not location.exists():
-            return None
-        files = listed_by_python(location, project.sources[name].options)
-        return Snapshot(location, files, relative=False) if files is not None else None
-    return listing
+    return lambda name: python_snapshot(project, project.sources[name])
 
 
 def engine_key(master: str | None = None, remote: str | None = None, base_conf: Mapping[str, str] | None = None,
@@ -83,7 +77,7 @@ class Definitions:
     test reads besides its model (``checks.assertions.relations_read``: tests are not Spark's to parse)."""
 
     compiled: CompiledProject
-    tests: Mapping[str, list[Test]]  # model -> its enabled tests
+    tests: Mapping[str, list[Test]]  # model -> its tests
     test_reads: Callable[[Test], set[tuple[str, str]] | None]
     engine: str = engine_key()  # the run's engine settings beyond the project's (:func:`engine_key`)
 
@@ -144,8 +138,7 @@ class InputState:
             return self.digest(name)
         if upstream.partitioned_by is not None or upstream.materialized == "sink":
             return None
-        commit = self.version(name)
-        return None if commit is None else f"{commit.table_id}@{commit.version}"
+        return _version_of(self.version(name))
 
 
 def reads_of(defs: Definitions, name: str) -> set[tuple[str, str]] | None:
@@ -198,8 +191,7 @@ def own_state(project: Project, paths: ProjectPaths, warehouse: Warehouse, name:
     if sink is not None:
         target = sink_target(sink, name, local_dir(project))
         if target.path and not is_object_uri(target.path) and target.format in FILE_FORMATS:
-            given = project.resolve_path(target.path)
-            current = FileExport(given.parent.resolve() / given.name, name).current()
+            current = FileExport(export_folder(project.resolve_path(target.path)), name).current()
             out["export"] = current.path.name if current is not None else None
         elif target.path and target.format == "delta":
             out["export"] = _version_of(current_commit(location(target.path, project.resolve_path,

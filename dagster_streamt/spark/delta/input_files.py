@@ -77,6 +77,16 @@ class Snapshot:
         return [str(self.root / k) if self.relative else k for k in chosen]
 
 
+def python_snapshot(project: Project, source: Source) -> Snapshot | None:
+    """The files of a local file source (or local topic folder) now, as Python lists them; None for
+    other sources, a missing folder, or a listing only Spark can make (globs, partition folders)."""
+    location = source_location(project, source)
+    if location is None or not location.exists():
+        return None
+    files = listed_by_python(location, source.options)
+    return Snapshot(location, files, relative=False) if files is not None else None
+
+
 def listing_digest(snapshot: Snapshot | None) -> str | None:
     """A digest of a file source's listing (every file's path and fingerprint); None without one."""
     if snapshot is None:

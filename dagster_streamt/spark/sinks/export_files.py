@@ -33,6 +33,12 @@ VERSION_PREFIX = "v="
 _STREAM_VERSION = re.compile(r"-q(?P<query>[0-9a-f]{8})-b(?P<batch>\d+)$")
 
 
+def export_folder(given: Path) -> Path:
+    """The export path a sink's ``path:`` names (absolute): its folder resolved, not itself (a file
+    export is a symlink to its current version)."""
+    return given.parent.resolve() / given.name
+
+
 def versions_dir(path: Path) -> Path:
     return path.parent / f".{path.name}.streamt"
 

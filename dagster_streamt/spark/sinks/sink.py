@@ -44,7 +44,7 @@ from ..streams.kafka_publish import FencedBatches, client_conf, publish, topic_w
 from ..streams.stream import checkpoint_lock
 from ..streams.topics import ensure_topic
 from . import delta_sink
-from .export_files import FileExport, Version, link_files, rename_parts
+from .export_files import FileExport, Version, export_folder, link_files, rename_parts
 from .jdbc_sink import JdbcTarget, already_written, publish_batch, publish_snapshot
 from .jdbc_tx import Table, has_python_driver
 from .sink_modes import SinkPlan, check_key_columns, plan_sink
@@ -90,8 +90,7 @@ def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
                     "export's folder is swapped in whole by a rename, which object stores do not have; use "
                     "`format: delta` there (each run is one Delta commit), or a local or mounted path", model.name)
             return Target(fmt, options, resolved.path.rstrip("/"), resolved.path.rstrip("/"), model.name)
-        given = ctx.project.resolve_path(resolved.path)
-        folder = given.parent.resolve() / given.name  # not resolved itself: a file export is a symlink
+        folder = export_folder(ctx.project.resolve_path(resolved.path))
         options.update({k: v for k, v in format_options(fmt).items() if k not in options})
         return Target(fmt, options, str(folder), str(folder), model.name)
     if fmt == "jdbc":

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...spec.models import Source
 from ..delta.delta_table import Commit, current_commit
-from ..delta.input_files import Snapshot, listed_by_python, listed_by_spark, source_location
+from ..delta.input_files import Snapshot, listed_by_spark, python_snapshot, source_location
 from ..run.context import RunContext
 from .sources import read_source
 
@@ -17,12 +17,11 @@ def source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
 
 
 def _source_snapshot(ctx: RunContext, source: Source) -> Snapshot | None:
+    listed = python_snapshot(ctx.project, source)
     location = source_location(ctx.project, source)
-    if location is None or not location.exists():
-        return None
-    files = listed_by_python(location, source.options)
-    if files is None:
-        files = listed_by_spark(read_source(ctx.spark, ctx.project, source, streaming=False).df.inputFiles())
+    if listed is not None or location is None or not location.exists():
+        return listed
+    files = listed_by_spark(read_source(ctx.spark, ctx.project, source, streaming=False).df.inputFiles())
     return Snapshot(location, files, relative=False) if files is not None else None
 
 
