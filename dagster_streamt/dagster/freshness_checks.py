@@ -23,6 +23,7 @@ from ..checks.source_freshness import FreshnessOutcome, as_test_result, check_so
 from .key_map import KeyMap
 from .progress import CheckEvent, emit
 from .resources import SparkResource
+from .schedules import schedule_status
 
 
 def freshness_check_result(key: dg.AssetCheckKey, outcome: FreshnessOutcome) -> dg.AssetCheckResult:
@@ -88,5 +89,5 @@ def build_freshness_schedule(loaded: LoadedProject,
     job = dg.define_asset_job(f"{name}_job", selection=dg.AssetSelection.checks(*checks.check_keys),
                               description="Source freshness checks only.")
     return [dg.ScheduleDefinition(name=name, cron_schedule=loaded.project.runtime.freshness_checks_cron,
-                                  execution_timezone="UTC", job=job, default_status=dg.DefaultScheduleStatus.RUNNING,
+                                  execution_timezone="UTC", job=job, default_status=schedule_status(loaded, None),
                                   description="Checks how long ago each source with `freshness:` last got data.")]

@@ -1,4 +1,5 @@
-"""New-data sensors: one ``<source>_new_data`` sensor per file source, on by default.
+"""New-data sensors: one ``<source>_new_data`` sensor per file source, stopped until turned on (in the UI,
+by ``sensor: {enabled: true}`` or ``runtime.automations.default_status: running``).
 
 Each tick lists the source's data files and compares them with the cursor (``{path: [size,
 mtime_ns]}``); new or grown files request ONE run of the stream models the source feeds and of every
@@ -25,6 +26,7 @@ from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
 from ..spec.names import safe_identifier
 from .key_map import KeyMap
+from .schedules import starts_running
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
 
@@ -77,7 +79,7 @@ def new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source,
     config = source.sensor
     target = (f"runs {', '.join(models)}" if models
               else "feeds no stream model, so it never requests a run (schedule table models instead)")
-    status = dg.DefaultSensorStatus.RUNNING if config.enabled else dg.DefaultSensorStatus.STOPPED
+    status = dg.DefaultSensorStatus.RUNNING if starts_running(loaded, config.enabled) else dg.DefaultSensorStatus.STOPPED
     sensor = dg.sensor(name=f"{safe_identifier(source.name)}_new_data", default_status=status,
                        minimum_interval_seconds=config.minimum_interval_seconds, asset_selection=keys or None,
                        description=f"{watches}: {target}.")

@@ -15,6 +15,18 @@ from ..spec.names import safe_identifier
 from .key_map import KeyMap
 
 
+def starts_running(loaded: LoadedProject, enabled: bool | None) -> bool:
+    """Whether a schedule or new-data sensor starts running: its own ``enabled`` when given, else the
+    project's ``runtime.automations.default_status`` (``stopped`` unless set: Dagster's convention, so
+    that opening the UI to look starts no Spark run)."""
+    return loaded.project.runtime.automations.starts(enabled)
+
+
+def schedule_status(loaded: LoadedProject, enabled: bool | None) -> dg.DefaultScheduleStatus:
+    running = starts_running(loaded, enabled)
+    return dg.DefaultScheduleStatus.RUNNING if running else dg.DefaultScheduleStatus.STOPPED
+
+
 def build_schedules(loaded: LoadedProject, key_map: KeyMap) -> list[dg.ScheduleDefinition]:
     """One schedule per ``schedules:`` entry over the selected models this code location defines
     (an entry whose models are all left out by the component's select/exclude is left out too)."""
@@ -29,7 +41,7 @@ def build_schedules(loaded: LoadedProject, key_map: KeyMap) -> list[dg.ScheduleD
         out.append(dg.ScheduleDefinition(
             name=safe_identifier(name), cron_schedule=s.cron, execution_timezone=s.timezone, job=job,
             description=s.description,
-            default_status=dg.DefaultScheduleStatus.RUNNING if s.enabled else dg.DefaultScheduleStatus.STOPPED,
+            default_status=schedule_status(loaded, s.enabled),
         ))
     return out
 

@@ -80,4 +80,4 @@ class Schedule(Strict):
     select: str
     timezone: str = "UTC"
     description: str | None = None
-    enabled: bool = True
+    enabled: bool | None = None  # None: runtime.automations.default_status (stopped by default)

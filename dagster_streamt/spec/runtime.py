@@ -197,6 +197,18 @@ class ConduktorRuntime(Strict):
     console: ConsoleRuntime | None = None
 
 
+class AutomationsRuntime(Strict):
+    """How the project's schedules and new-data sensors start in Dagster. ``stopped`` (Dagster's own
+    convention) until turned on in the UI, or by ``enabled: true`` on one of them; ``running`` turns on
+    every one that does not say ``enabled: false``."""
+
+    default_status: Literal["stopped", "running"] = "stopped"
+
+    def starts(self, enabled: bool | None) -> bool:
+        """Whether a schedule or sensor with this ``enabled`` (None: not said) starts running."""
+        return enabled if enabled is not None else self.default_status == "running"
+
+
 class AlertsRuntime(Strict):
     webhook_url: str | None = None
 
@@ -210,6 +222,7 @@ class Runtime(Strict):
     connect: ConnectRuntime | None = None
     conduktor: ConduktorRuntime | None = None
     alerts: AlertsRuntime = Field(default_factory=AlertsRuntime)
+    automations: AutomationsRuntime = Field(default_factory=AutomationsRuntime)
     # when the `<project>_source_freshness` schedule runs the source freshness checks
     freshness_checks_cron: str = "*/15 * * * *"
 

@@ -104,10 +104,11 @@ class Freshness(Strict):
 
 
 class SourceSensor(Strict):
-    """The source's new-data sensor (file sources, and Kafka sources on a broker): on by default, every
-    ``minimum_interval_seconds``."""
+    """The source's new-data sensor (file sources, and Kafka sources on a broker), ticking every
+    ``minimum_interval_seconds``. ``enabled`` None follows ``runtime.automations.default_status``
+    (stopped unless the project says otherwise): opening the UI must not start Spark runs."""
 
-    enabled: bool = True
+    enabled: bool | None = None
     minimum_interval_seconds: int = Field(default=30, ge=1)
 
 

@@ -80,7 +80,7 @@ def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
 def test_freshness_checks_pass_warn_and_error(root: Path) -> None:
     defs = build_definitions(root)
     schedule = defs.resolve_schedule_def("fr_source_freshness")
-    assert schedule.cron_schedule == "*/15 * * * *" and schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    assert schedule.cron_schedule == "*/15 * * * *" and schedule.default_status == dg.DefaultScheduleStatus.STOPPED
     job = defs.resolve_job_def(schedule.job_name)
     assert job.asset_layer.selected_asset_keys == set()  # the checks only: no model runs
     assert {k.name for k in job.asset_layer.asset_graph.asset_check_keys} == {

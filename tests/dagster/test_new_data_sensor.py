@@ -134,7 +134,7 @@ def test_sensor_settings_and_sources_without_files(root: Path) -> None:
     assert {"events_new_data", "customers_new_data"} <= names
     assert "clicks_new_data" not in names  # kafka: nothing to list, use a schedule
     events = defs.resolve_sensor_def("events_new_data")
-    assert events.default_status == dg.DefaultSensorStatus.RUNNING and events.minimum_interval_seconds == 45
+    assert events.default_status == dg.DefaultSensorStatus.STOPPED and events.minimum_interval_seconds == 45
     customers = defs.resolve_sensor_def("customers_new_data")
     assert customers.default_status == dg.DefaultSensorStatus.STOPPED and customers.minimum_interval_seconds == 30
 

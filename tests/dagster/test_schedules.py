@@ -18,6 +18,7 @@ FILES = {
           - {name: nightly, cron: "0 2 * * *", select: "+report", timezone: Europe/Paris,
              description: Refresh the report and what it needs}
           - {name: paused, cron: "*/15 * * * *", select: "tag:raw", enabled: false}
+          - {name: hourly, cron: "0 * * * *", select: "report", enabled: true}
         """,
     "sources/s.yml": "sources:\n  - name: s\n    format: json\n    path: d\n    columns: [{name: a}]\n",
     "models/m.yml": """\
@@ -41,7 +42,8 @@ def test_schedules_target_the_selected_models(tmp_path: Path) -> None:
     defs = build_definitions(write_project(tmp_path, dict(FILES)))
     nightly = defs.resolve_schedule_def("nightly")
     assert (nightly.cron_schedule, nightly.execution_timezone) == ("0 2 * * *", "Europe/Paris")
-    assert nightly.default_status == dg.DefaultScheduleStatus.RUNNING
+    assert nightly.default_status == dg.DefaultScheduleStatus.STOPPED  # nothing runs until turned on
+    assert defs.resolve_schedule_def("hourly").default_status == dg.DefaultScheduleStatus.RUNNING
     job = defs.resolve_job_def(nightly.job_name)
     assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {"report", "staged"}
     ctx = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 21, 2, 0))
@@ -51,6 +53,27 @@ def test_schedules_target_the_selected_models(tmp_path: Path) -> None:
     assert paused.default_status == dg.DefaultScheduleStatus.STOPPED
     assert {k.to_user_string() for k in defs.resolve_job_def(paused.job_name).asset_layer.selected_asset_keys} \
         == {"staged"}
+
+
+def test_automations_start_stopped_unless_the_project_asks(tmp_path: Path) -> None:
+    """Opening the UI starts no run: schedules and new-data sensors are stopped unless `enabled: true`,
+    or `runtime.automations.default_status: running` (which an explicit `enabled: false` still beats).
+    The lineage and alert sensors launch no runs and stay on."""
+    files = {**FILES, "sources/s.yml": FILES["sources/s.yml"] + "  - name: t\n    format: json\n    path: e\n"
+             "    sensor: {enabled: false}\n    freshness: {warn_after: 1h}\n"}
+    stopped, running = dg.DefaultSensorStatus.STOPPED, dg.DefaultSensorStatus.RUNNING
+
+    def statuses(defs: dg.Definitions) -> dict[str, str]:
+        out = {s.name: s.default_status.value for s in defs.schedules or []}  # type: ignore[union-attr]
+        return {**out, **{s.name: s.default_status.value for s in defs.sensors or []}}  # type: ignore[union-attr]
+
+    quiet = statuses(build_definitions(write_project(tmp_path / "a", files)))
+    assert quiet == {"nightly": "STOPPED", "paused": "STOPPED", "hourly": "RUNNING", "sched_source_freshness": "STOPPED",
+                     "s_new_data": stopped.value, "t_new_data": stopped.value, "sched_openlineage": running.value,
+                     "sched_run_failure_alerts": running.value}
+    files["stream_project.yml"] += "runtime: {automations: {default_status: running}}\n"
+    busy = statuses(build_definitions(write_project(tmp_path / "b", files)))
+    assert busy == {**quiet, "nightly": "RUNNING", "sched_source_freshness": "RUNNING", "s_new_data": running.value}
 
 
 def test_automation_conditions_on_models(tmp_path: Path) -> None:
