@@ -42,18 +42,19 @@ def _registry(root: Path) -> Iterator[dict[str, float]]:
 
 
 def emit_runs(loaded: LoadedProject, key_map: KeyMap, instance: dg.DagsterInstance,
-              run_ids: list[tuple[str, float]]) -> tuple[DeliveryReport | None, list[str]]:
+              run_ids: list[tuple[str, float]]) -> tuple[DeliveryReport | None, dict[str, int]]:
     """Build and queue the events of runs not emitted yet (``(run_id, finished_ts)``), then deliver
-    what is pending. Returns the report (None when OpenLineage is disabled) and the runs emitted."""
+    what is pending. Returns the report (None when OpenLineage is disabled) and the runs emitted, each
+    with the number of events queued for it."""
     project = loaded.project
     config, _ = resolve_transport_config(project)
     if not project.runtime.openlineage.enabled or config.get("type") == "noop":
-        return None, []
+        return None, {}
     root = state_dir(project)
     keys = set(key_map.models.values())
     checks = {*key_map.tests.values(), *key_map.freshness.values()}
     builder: EventBuilder | None = None
-    emitted: list[str] = []
+    emitted: dict[str, int] = {}  # run id -> events queued for it
     with _registry(root) as done:
         events = []
         for run_id, finished in run_ids:
@@ -65,9 +66,10 @@ def emit_runs(loaded: LoadedProject, key_map: KeyMap, instance: dg.DagsterInstan
                 continue
             if builder is None:
                 builder = EventBuilder(loaded, columns=column_lineage(loaded))
-            events += run_events(loaded, instance, run_id, builder, key_map)
+            mine = run_events(loaded, instance, run_id, builder, key_map)
+            events += mine
             done[run_id] = finished
-            emitted.append(run_id)
+            emitted[run_id] = len(mine)
         report = emit_all(events, config, root)  # queued durably inside the registry lock: no double emit
     return report, emitted
 

@@ -1,5 +1,6 @@
-"""The OpenLineage sensor: on by default, reads finished runs from a cursor and emits their events;
-every tick also retries events still pending after a backend outage."""
+"""The OpenLineage sensor: running by default (it launches no run), reads finished runs from a cursor and
+emits their events; every tick also retries events still pending after a backend outage. Each tick that
+emits or retries anything says so in its log (the tick's "View logs"), run by run."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ def build_lineage_sensor(loaded: LoadedProject, keys: KeyMap) -> dg.SensorDefini
         status = f"{len(emitted)} new run(s); {report.delivered} event(s) delivered, {report.pending} pending"
         if report.pending and report.next_attempt_at:
             status += f" (next attempt {report.next_attempt_at.isoformat()})"
+        for run_id, count in sorted(emitted.items()):
+            context.log.info(f"OpenLineage: {count} event(s) of run {run_id} queued for delivery")
+        if emitted or report.delivered or report.pending:
+            context.log.info(f"OpenLineage: {status}")
         return dg.SkipReason(status)
 
     return openlineage_sensor
