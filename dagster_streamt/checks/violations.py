@@ -31,7 +31,7 @@ from ..compile.modes import appends
 from ..core.results import ModelResult
 from ..spark.delta.delta_table import DELTA, file_modification_times, is_delta_table
 from ..spark.storage.locks import FileLock
-from ..spark.storage.paths import ProjectPaths
+from ..spark.storage.paths import ProjectPaths, partition_folder
 from ..spark.storage.store import Loc, ObjectPath
 from ..spark.storage.warehouse import Warehouse
 from ..spec.models import Test
@@ -50,12 +50,14 @@ from .violation_store import (
     LAST_ERROR,
     LEDGER_KEEP,
     PROGRESS,
+    STREAM_FILE,
     TABLE_SCHEMA,
     discard,
     ledger_path,
     literal_frame,
     parse_record,
     read_json,
+    run_part,
     store,
     stream_id,
     summary_row,
@@ -259,7 +261,8 @@ def run_continuous_tests(spark: SparkSession, project: Project, model: str, test
     ``now`` fixes ``detected_at`` and the freshness clock (default: each micro-batch's wall clock);
     ``progress`` is the model's ModelResult of this run (throughput); ``resolve`` maps other
     models/sources to relations visible in the micro-batch session (default: read them as stored).
-    A test passes iff this run recorded no violation for it and nothing failed to evaluate.
+    A test passes iff this run recorded no violation for it, no violation an earlier run recorded is still
+    in the output (same checkpoint generation), and nothing failed to evaluate.
     """
     if not run_id:
         raise ValueError("run_continuous_tests needs a run id")
@@ -318,7 +321,9 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
                                          now, resolve)
     notes = _record_progress(spark, project, test, parsed, model, run_id, progress, data, staging, now)
     rels.append(f"{test_rel(run_id, test.name)}/{PROGRESS}")
-    return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started)
+    earlier = _standing(data, test.name, run_id, paths.checkpoint(violations_name(model)) / test.name)
+    return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started,
+                   _counts(spark, data, earlier))
 
 
 def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Test,
@@ -417,10 +422,33 @@ def _describe_sql(project: Project, test: Test, parsed: list[ParsedAssertion], m
     return out
 
 
+def _standing(data: Path, test: str, run_id: str, checkpoint: Path) -> list[str]:
+    """The violation folders earlier runs wrote for rows the output still holds: those of the test's
+    current checkpoint generation (a full refresh rebuilds the output and starts a new one, see
+    :func:`~.violation_store.reset_violations`). A stream's output only grows, so a row found bad once
+    stays bad until then; a folder exists only for a micro-batch that had violations."""
+    generation = (read_json(checkpoint / STREAM_FILE) or {}).get("stream")
+    if not generation:
+        return []
+    mine, test_dir = run_part(run_id), partition_folder("test", test)
+    return sorted(f"{run.name}/{test_dir}/{batch.name}" for run in data.glob("run_id=*") if run.name != mine
+                  for batch in (run / test_dir).glob(f"batch-*-{generation}") if batch.is_dir())
+
+
+def _counts(spark: SparkSession, data: Path, rels: list[str]) -> dict[str, int]:
+    """Violations per assertion label in ``rels`` (one small read; none when there are no folders)."""
+    if not rels:
+        return {}
+    df = spark.read.schema(TABLE_SCHEMA).option("basePath", str(data)).parquet(*(str(data / r) for r in rels))
+    return {r["assertion"]: int(r["count"]) for r in df.groupBy("assertion").count().collect()}
+
+
 def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], severity: Severity, model: str,
             data: Path, rels: list[str], total: int, error: str | None, notes: dict[str, Verdict],
-            sql: dict[str, str], sample_rows: int, started: float) -> TestResult:
-    """Build the result from the violations read back (the table is the record, not memory)."""
+            sql: dict[str, str], sample_rows: int, started: float, standing: dict[str, int]) -> TestResult:
+    """Build the result from the violations read back (the table is the record, not memory). A test
+    judges the rows added since its last run, and fails while violations earlier runs found (``standing``,
+    per assertion) are still in the output: a rerun with no new rows never turns known bad rows green."""
     counts: dict[str, dict[str, int]] = {}
     samples: dict[str, list[dict[str, Any]]] = {}
     paths = [str(data / r) for r in rels if (data / r).is_dir()]
@@ -439,13 +467,18 @@ def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], seve
     for a in parsed:
         by_type = counts.get(a.label, {})
         failing = sum(by_type.values())
+        before = standing.get(a.label, 0)
         note = notes.get(a.label)
         problem = error or (note.message if note is not None and not note.passed and not failing else None)
-        message = (f"{failing} violation(s) in this run" if failing else "") or (note.message if note else "")
-        observed = {"violations": failing, "by_type": by_type, **(note.observed if note else {})}
-        out.append(AssertionResult(a.index, a.name, a.label, failing == 0 and problem is None, failing, total,
-                                   describe(a), sql.get(a.label, ""), problem or message, samples.get(a.label, []),
-                                   observed, problem))
+        message = "; ".join(filter(None, [
+            f"{failing} violation(s) in the {total} row(s) added since the last run" if failing else "",
+            f"{before} violation(s) found by earlier runs still in {model} (until a full refresh)" if before else "",
+        ])) or (note.message if note else "")
+        observed = {"violations": failing, "standing_violations": before, "by_type": by_type,
+                    **(note.observed if note else {})}
+        out.append(AssertionResult(a.index, a.name, a.label, failing == 0 and before == 0 and problem is None,
+                                   failing + before, total, describe(a), sql.get(a.label, ""), problem or message,
+                                   samples.get(a.label, []), observed, problem))
     return TestResult(test.name, f"model.{model}", severity, error is None and all(r.passed for r in out),
                       tuple(out), perf_counter() - started, total, sql["*"], error)
 

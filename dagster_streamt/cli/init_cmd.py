@@ -55,7 +55,7 @@ def init(directory: str | None, project_dir: str | None, project_name: str | Non
     """Create a runnable project in DIRECTORY (default: the current folder): a JSON source with sample
     data, a stream and a table model, data tests, an exposure and a definitions.py for Dagster.
 
-    Then: `streamt run -p DIRECTORY`, and `dagster dev -f DIRECTORY/definitions.py` for the UI."""
+    Then: `streamt run -p DIRECTORY`, and `dg dev -f DIRECTORY/definitions.py` for the UI."""
     if directory and project_dir and Path(directory).resolve() != Path(project_dir).resolve():
         raise click.UsageError(f"give the folder once: DIRECTORY {directory!r} or -p {project_dir!r}")
     target = Path(directory or project_dir or ".")
@@ -83,5 +83,5 @@ def init(directory: str | None, project_dir: str | None, project_name: str | Non
         path.write_bytes(content.replace(PLACEHOLDER.encode(), name.encode()))
     click.echo(f"created project {name!r} in {target} ({len(template)} files)")
     where = "" if str(target) == "." else f" -p {target}"
-    click.echo(f"next: streamt validate{where} && streamt run{where}; the UI: dagster dev -f "
+    click.echo(f"next: streamt validate{where} && streamt run{where}; the UI: dg dev -f "
                f"{target / 'definitions.py'}")

@@ -33,6 +33,19 @@ PARTITION_PLACEHOLDERS = {
 }
 
 
+def partition_parameters(sql: str) -> str:
+    """``sql`` rendered with the placeholders above, shown with its partition variables instead: a reader
+    sees ``{{ partition_start }}``, which each run binds to its own window, not a 1970 date.
+
+    >>> print(partition_parameters("SELECT * FROM t WHERE ts >= TIMESTAMP '1970-01-01 00:00:00' "
+    ...                            "AND k IN ('1970-01-01')"))
+    SELECT * FROM t WHERE ts >= {{ partition_start }} AND k IN {{ partition_keys }}
+    """
+    for name, value in sorted(PARTITION_PLACEHOLDERS.items(), key=lambda kv: -len(kv[1])):  # ('1970..') first
+        sql = sql.replace(value, "{{ " + name + " }}")
+    return sql
+
+
 def default_relation(kind: str, name: str) -> str:
     return relation_name(name)
 

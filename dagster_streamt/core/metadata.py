@@ -5,9 +5,11 @@ from __future__ import annotations
 
 # asset materialization / observation metadata
 STATUS = "streamt/status"  # success | failed | skipped (batch); running | stopped | restarting ... (continuous)
-STARTED_AT = "streamt/started_at"  # epoch seconds the model started
-ENDED_AT = "streamt/ended_at"  # epoch seconds it ended
-PARTITION_WINDOW = "streamt/partition_window"  # [start, end] epoch seconds of a partitioned run
+STARTED_AT = "streamt/started_at"  # when the model started (a timestamp: epoch seconds)
+ENDED_AT = "streamt/ended_at"  # when it ended
+PARTITION_START = "streamt/partition_start"  # a time partition's window (on each partition's materialization)
+PARTITION_END = "streamt/partition_end"
+PARTITION_WINDOW = "streamt/partition_window"  # [start, end] of a whole run, as earlier versions wrote it: still read
 MODE = "streamt/mode"  # "continuous" on `streamt run --continuous` progress observations
 CONTINUOUS = "continuous"
 # asset check evaluation metadata

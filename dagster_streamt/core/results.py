@@ -32,6 +32,9 @@ class ModelResult:
     error: str | None = None  # why it failed or was skipped
     sql: str | None = None  # the Spark SQL that ran (rendered against this run's views)
     partitions: list[str] | None = None  # partition keys this run replaced (partitioned tables)
+    # rows each of those partitions holds after the run (it replaced them whole: also the rows written to
+    # each), from the Delta log's file statistics; None when the log cannot say
+    partition_rows: dict[str, int] | None = None
     rows_outside_partitions: int = 0  # output rows that belong to no partition of this run (not written)
     topic: str | None = None  # the Kafka topic (or local topic folder) the model also wrote
     topic_rows: int | None = None  # rows published to it this run

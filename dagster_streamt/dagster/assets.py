@@ -22,53 +22,12 @@ from .key_map import KeyMap
 from .partitions import backfill_policy, partitions_def, scope_of
 from .progress import StepTimes, emit, report_times
 from .resources import RunOptions, SparkResource
+from .result_metadata import partition_metadata, result_metadata, timing, written_line
 from .test_alerts import send_test_alerts
 from .unchanged import definitions, unchanged_results
 
 if TYPE_CHECKING:
     from ..spark.runner import ModelRun
-
-
-def result_metadata(result: ModelResult) -> dict[str, Any]:
-    """What a model run did, as Dagster metadata (row count, duration, schema, streaming progress)."""
-    md: dict[str, Any] = {"duration_s": round(float(result.duration_s or 0.0), 3),
-                          "materialized": result.materialized}
-    if result.table_rows is not None:  # the table's size, whatever this run added (never a guess)
-        md["dagster/row_count"] = int(result.table_rows)
-    if result.rows_written is not None:
-        md["rows_written"] = int(result.rows_written)
-    elif result.materialized != "view":  # stored, but no count came back: say so rather than 0
-        md["rows_written"] = "unknown"
-    for attr, count in (("input_rows", result.input_rows), ("batches", result.batches)):
-        if count is not None:
-            md[attr] = int(count)
-    if result.quarantined_rows:
-        md["quarantined_rows"] = int(result.quarantined_rows)
-    if result.refresh:
-        md["refresh"] = result.refresh  # full | unchanged | append | merge | upsert
-        md["refresh_note"] = result.refresh_note or ""
-    if result.location:
-        md["location"] = dg.MetadataValue.path(str(result.location))
-    if result.delta_version is not None:  # any engine that reads Delta reads it there
-        md["table_format"] = "delta"
-        md["delta_version"] = int(result.delta_version)
-        md["read"] = result.read_line or ""
-    if result.schema:
-        md["dagster/column_schema"] = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in result.schema])
-    if result.last_watermark:
-        md["last_watermark"] = str(result.last_watermark)
-    for attr, rate in (("input_rows_per_second", result.input_rows_per_second),
-                       ("processed_rows_per_second", result.processed_rows_per_second)):
-        if rate is not None:
-            md[attr] = round(float(rate), 1)
-    if result.partitions:
-        md["partitions"] = ", ".join(result.partitions) if len(result.partitions) <= 10 else \
-            f"{result.partitions[0]} .. {result.partitions[-1]} ({len(result.partitions)})"
-    if result.rows_outside_partitions:
-        md["rows_outside_partitions"] = int(result.rows_outside_partitions)
-    if result.sql:
-        md["executed_sql"] = dg.MetadataValue.md(f"```sql\n{result.sql}\n```")
-    return md
 
 
 def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
@@ -143,21 +102,18 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 for result in run:
                     name = result.model
                     ended = time.time()
-                    timing: dict[str, float | list[float]] = {
-                        meta.STARTED_AT: round(ended - float(result.duration_s or 0.0), 3),
-                        meta.ENDED_AT: round(ended, 3)}
-                    if scope is not None and scope.start is not None and scope.end is not None:
-                        timing[meta.PARTITION_WINDOW] = [scope.start.timestamp(), scope.end.timestamp()]
+                    times_md = timing(ended - float(result.duration_s or 0.0), ended)
                     emit(result)
                     if result.status == "success":
-                        written = "unknown" if result.rows_written is None else result.rows_written
-                        context.log.info(f"streamt: {name} materialized: {written} rows in "
-                                         f"{result.duration_s:.1f} s")
+                        context.log.info(f"streamt: {written_line(result)}")
                         if result.rows_outside_partitions:
                             context.log.warning(f"streamt: {name}: {result.rows_outside_partitions} output row(s) "
                                                 "belong to no partition of this run and were not written")
+                        for key in result.partitions or []:  # each partition's own rows and window
+                            context.add_asset_metadata(partition_metadata(result, key, pdef),
+                                                       asset_key=specs[name].key, partition_key=key)
                         yield dg.MaterializeResult(asset_key=specs[name].key,
-                                                   metadata={**result_metadata(result), **timing})
+                                                   metadata={**result_metadata(result), **times_md})
                         yield from run_checks(session, name, result, run)  # before any downstream model starts
                         continue
                     if result.status == "skipped":
@@ -167,7 +123,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                         context.log.error(f"streamt: {name} failed: {result.error}")
                     # recorded in the event log: the UI shows why, and lineage events are rebuilt from it
                     yield dg.AssetObservation(asset_key=specs[name].key, metadata={
-                        meta.STATUS: result.status, "error": str(result.error or ""), **timing})
+                        meta.STATUS: result.status, "error": str(result.error or ""), **times_md})
                 times.models = time.monotonic() - began - times.tests
                 times.quarantine = run.timings
             if failed:

@@ -28,6 +28,9 @@ def describe_test(test: Test) -> str:
     lines = [test.description.strip()] if test.description else []
     lines.append(f"{test.type} test, severity {severity_of(test)}:")
     lines += [f"- {describe(a)}" for a in parsed]
+    if test.type == "continuous":
+        lines.append("Each run judges the rows the model added since the test's last run; rows found bad "
+                     "earlier keep it failing until a full refresh rebuilds the model.")
     return "\n".join(lines)
 
 
@@ -62,6 +65,10 @@ def check_result(keys: KeyMap, test: Test, result: TestResult) -> dg.AssetCheckR
         "duration_s": round(result.duration_seconds, 3),
         "assertions": dg.MetadataValue.md(_assertions_table(result)),
     }
+    if test.type == "continuous":  # what this verdict looked at: new rows, plus what earlier runs found
+        standing = sum(int(a.observed.get("standing_violations") or 0) for a in result.assertions)
+        md["checked"] = (f"{result.total_rows} row(s) added since the last run"
+                         + (f"; {standing} violation(s) from earlier runs still in the table" if standing else ""))
     if result.sql:
         md["sql"] = dg.MetadataValue.md(f"```sql\n{result.sql}\n```")
     samples = [{"assertion": a.label, **row} for a in result.failed for row in a.sample]

@@ -5,7 +5,7 @@ Where from, first match wins:
 
 1. ``$STREAMT_DEFINITIONS``: a Python file defining ``Definitions``, a ``dg`` project folder, or
    ``default`` (the default translator, whatever else exists);
-2. ``<project>/definitions.py`` (what ``dagster dev -f`` / ``workspace.yaml`` load);
+2. ``<project>/definitions.py`` (what ``dg dev -f`` / ``workspace.yaml`` load);
 3. the nearest ``dg`` project above the project folder (a ``pyproject.toml`` with ``[tool.dg]``,
    or a ``dg.toml``), when one of its components loads this project;
 4. ``build_definitions(project)`` with the default ``StreamtTranslator``.
@@ -131,7 +131,7 @@ def _on_path(*folders: Path) -> Iterator[None]:
 
 
 def _load_file(path: Path, env: str | None) -> dg.Definitions:
-    """Import a definitions file the way ``dagster dev -f`` does (its folder importable) and take its
+    """Import a definitions file the way ``dg dev -f`` does (its folder importable) and take its
     ``defs`` (or its only ``Definitions`` / ``@dg.definitions`` function)."""
     from dagster.components.definitions import LazyDefinitions  # the type @dg.definitions returns
 

@@ -64,7 +64,7 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
         ProjectError: The project has errors (each with ``file:line``).
 
     Examples:
-        A project's ``definitions.py`` (what ``dagster dev`` and the CLI load) is
+        A project's ``definitions.py`` (what ``dg dev`` and the CLI load) is
         ``defs = build_definitions(Path(__file__).parent)``; here on the example project:
 
         >>> from dagster_streamt import build_definitions

@@ -79,7 +79,8 @@ def new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source,
     config = source.sensor
     target = (f"runs {', '.join(models)}" if models
               else "feeds no stream model, so it never requests a run (schedule table models instead)")
-    status = dg.DefaultSensorStatus.RUNNING if starts_running(loaded, config.enabled) else dg.DefaultSensorStatus.STOPPED
+    running = starts_running(loaded, config.enabled)
+    status = dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED
     sensor = dg.sensor(name=f"{safe_identifier(source.name)}_new_data", default_status=status,
                        minimum_interval_seconds=config.minimum_interval_seconds, asset_selection=keys or None,
                        description=f"{watches}: {target}.")

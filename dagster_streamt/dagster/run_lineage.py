@@ -34,10 +34,19 @@ def _ts(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
+def _window(md: dict[str, Any]) -> tuple[datetime, datetime] | None:
+    """A partition's time window from its materialization (or a whole run's, as earlier versions wrote it)."""
+    start, end = md_value(md, meta.PARTITION_START), md_value(md, meta.PARTITION_END)
+    if start is not None and end is not None:
+        return _ts(float(start)), _ts(float(end))
+    old = md_value(md, meta.PARTITION_WINDOW)
+    return (_ts(float(old[0])), _ts(float(old[1]))) if old else None
+
+
 def _result(model: str, materialized: str, status: str, md: dict[str, Any]) -> ModelResult:
     """The model's result as the run recorded it in its materialization or observation metadata."""
     schema = md_value(md, "dagster/column_schema")
-    rows = md_value(md, "rows_written")
+    rows = md_value(md, "run_rows_written", md_value(md, "rows_written"))  # a partitioned run's total
     return ModelResult(
         model=model, materialized=materialized, status="success" if status == "success" else
         "failed" if status == "failed" else "skipped", rows_written=int(rows) if isinstance(rows, int) else None,
@@ -86,9 +95,10 @@ def run_events(loaded: LoadedProject, instance: dg.DagsterInstance, run_id: str,
             begin = _ts(md_value(md, meta.STARTED_AT, entry.timestamp))
             finish = _ts(md_value(md, meta.ENDED_AT, entry.timestamp))
             results[name] = (_result(name, mat_kind, status, md), begin, finish)
-            window = md_value(md, meta.PARTITION_WINDOW)
-            if window:  # a partitioned run: nominalTime is its time window
-                partition_window = (_ts(float(window[0])), _ts(float(window[1])))
+            window = _window(md)
+            if window is not None:  # a partitioned run: nominalTime spans its partitions' windows
+                partition_window = window if partition_window is None else (
+                    min(partition_window[0], window[0]), max(partition_window[1], window[1]))
         elif ev.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             compact = md_value(dict(ev.asset_check_evaluation_data.metadata), meta.RESULT)
             if compact:

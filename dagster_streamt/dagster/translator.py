@@ -14,6 +14,7 @@ from typing import Any
 import dagster as dg
 
 from ..compile.compiled import CompiledModel
+from ..compile.render import partition_parameters
 from ..spec.connectors import sink_target
 from ..spec.models import Exposure, Model, Source, Test
 from ..spec.names import safe_identifier
@@ -22,6 +23,13 @@ _OWNER_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 EXPOSURE_KINDS = {"dashboard": "dashboard", "application": "application", "api": "api",
                   "ml_training": "ml", "ml_inference": "ml", "notebook": "notebook", "analysis": "notebook"}
 
+
+
+def shown_sql(model: Model, compiled: CompiledModel) -> str:
+    """A model's SQL as the UI shows it: a partitioned model's with its partition variables as
+    parameters (each run binds its own window), not the placeholder dates compilation renders."""
+    sql = compiled.sql or ""
+    return partition_parameters(sql) if model.partitioned_by is not None else sql
 
 class StreamtTranslator:
     """How streamt entities become Dagster assets: keys, groups, owners, tags, descriptions.
@@ -289,7 +297,7 @@ class StreamtTranslator:
             where = sink_target(sink, model.name).format if sink is not None else "a view"
             text += f"\n\nSink of `{compiled.from_}` to {where}."
         elif compiled.sql:
-            text += f"\n\n```sql\n{compiled.sql}\n```"  # as the user wrote it (rendered), not translated
+            text += f"\n\n```sql\n{shown_sql(model, compiled)}\n```"  # as the user wrote it (rendered), not translated
         return text.strip()
 
     def get_code_version(self, model: Model, compiled: CompiledModel) -> str:
@@ -347,5 +355,5 @@ class StreamtTranslator:
             md["dagster/column_schema"] = dg.TableSchema(columns=[
                 dg.TableColumn(name=n, type=t or "unknown") for n, t in columns])
         if compiled.sql:
-            md["sql"] = dg.MetadataValue.md(f"```sql\n{compiled.sql}\n```")
+            md["sql"] = dg.MetadataValue.md(f"```sql\n{shown_sql(model, compiled)}\n```")
         return md

@@ -3,10 +3,11 @@
 (``refresh: unchanged``), and each of its selected data tests the result a Spark run would give: a
 test that judges stored data its last result again, marked as standing (the data it judged is the
 data there now); a continuous test, which judges only the rows committed since its last run, a pass
-with nothing to judge.
+with nothing to judge when it last passed, else its last result again (the bad rows it found are still
+there: see :func:`~dagster_streamt.checks.violations.run_continuous_tests`).
 
-A model is reported this way only when every selected test's result is known so: each test that
-judges stored data was evaluated since the model's last successful run, without an error, and did
+A model is reported this way only when every selected test's result is known so: each test was
+evaluated since the model's last successful run, without an error, and did
 not fail as a blocking test (Spark reruns it, so its downstream is skipped as before); no test
 depends on the clock or on a run's progress (``freshness``, ``max_lag``, ``throughput``, SQL calling
 ``current_timestamp()``...: evaluated now, on Spark). Its upstream models in the run must qualify too.
@@ -25,12 +26,12 @@ import dagster as dg
 from ..api import LoadedProject
 from ..checks.assertions import decided_by_data, nothing_to_judge, relations_read
 from ..checks.results import blocks_downstream, model_tests
-from ..core import metadata as meta
 from ..core.results import ModelResult
 from ..spec.models import Test
 from .checks import check_result, report_check
 from .key_map import KeyMap
 from .progress import CheckEvent, emit
+from .result_metadata import timing
 
 if TYPE_CHECKING:
     from ..spark.up_to_date import Definitions
@@ -55,10 +56,8 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
     def standing(name: str, record: Record) -> bool:
         results: list[tuple[Test, Any]] = []
         for test in checks_of(name):
-            if test.type == "continuous":  # judges only the rows committed since its last run: none
-                results.append((test, None))
-                continue
-            if not decided_by_data(test):
+            continuous = test.type == "continuous"
+            if not continuous and not decided_by_data(test):
                 return False
             found = _last_evaluation(instance, keys.tests[test.name], context.run.run_id)
             if found is None or found[0] < record.at:
@@ -66,7 +65,8 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
             evaluation = found[1]
             if "error" in evaluation.metadata or (not evaluation.passed and blocks_downstream(test, severity)):
                 return False
-            results.append((test, evaluation))
+            # a continuous test judges only new rows (none) but keeps failing while known bad rows remain
+            results.append((test, None if continuous and evaluation.passed else evaluation))
         stood[name] = results
         return True
 
@@ -133,9 +133,9 @@ def _metadata(instance: dg.DagsterInstance, keys: KeyMap, result: ModelResult,
     """The model's last materialization metadata, with what this run did (nothing) and its times."""
     last = instance.get_latest_materialization_event(keys.model(result.model))
     stored = dict(last.asset_materialization.metadata) if last is not None and last.asset_materialization else {}
-    now = round(time.time(), 3)
+    now = time.time()
     kept = {k: v for k, v in stored.items() if k not in RUN_ONLY}
-    return {**kept, **describe(result), meta.STARTED_AT: now, meta.ENDED_AT: now}
+    return {**kept, **describe(result), **timing(now, now)}
 
 
 def _stood_check(context: dg.AssetExecutionContext, keys: KeyMap, test: Test, evaluation: Any,

@@ -79,7 +79,8 @@ def _schedules(loaded: LoadedProject, red: Redactor) -> dict[str, Any]:
     for name in sorted(loaded.project.schedules):
         s = loaded.project.schedules[name]
         entry: dict[str, Any] = {"cron": s.cron, "timezone": s.timezone, "select": s.select,
-                                 "enabled": loaded.project.runtime.automations.starts(s.enabled), "description": red.text(s.description or "")}
+                                 "enabled": loaded.project.runtime.automations.starts(s.enabled),
+                                 "description": red.text(s.description or "")}
         try:
             entry["models"] = select(loaded.graph, s.select)
         except SelectionError as exc:  # a valid project has none; shown rather than dropped

@@ -102,15 +102,23 @@ def test_runs_record_exactly_their_rows_and_keep_history(spark: Any, project: Pr
     (project.root / "landing" / "b.json").write_text(SECOND)
     model_run(spark, project)
     second = check(spark, project, "r2")["events_live"]
-    assert {k: a.failing_rows for k, a in by_label(second).items()} == {"not_null": 1, "accepted_values": 0,
-                                                                        "range": 1}
-    assert second.total_rows == 2 and by_label(second)["accepted_values"].passed
+    # it judged the 2 new rows, and the 5 bad rows r1 found are still in the table: it stays failing
+    assert {k: (a.observed["violations"], a.observed["standing_violations"], a.failing_rows)
+            for k, a in by_label(second).items()} == {"not_null": (1, 1, 2), "accepted_values": (0, 2, 2),
+                                                      "range": (1, 2, 3)}
+    assert second.total_rows == 2 and not second.passed and not by_label(second)["accepted_values"].passed
+    assert by_label(second)["accepted_values"].message == \
+        "2 violation(s) found by earlier runs still in events (until a full refresh)"
+    assert by_label(second)["range"].message == ("1 violation(s) in the 2 row(s) added since the last run; "
+                                                 "2 violation(s) found by earlier runs still in events "
+                                                 "(until a full refresh)")
     assert ids(spark, project, "r2") == [(7, "not_null"), (7, "range")]
     assert len(ids(spark, project, "r1")) == 5 and len(ids(spark, project)) == 7
 
     model_run(spark, project)  # no new data: nothing to check, nothing duplicated
     idle = check(spark, project, "r3")["events_live"]
-    assert idle.passed and idle.total_rows == 0 and all(a.failing_rows == 0 for a in idle.assertions)
+    assert idle.total_rows == 0 and all(a.observed["violations"] == 0 for a in idle.assertions)
+    assert not idle.passed and sum(a.failing_rows for a in idle.assertions) == 7  # the known bad rows remain
     assert ids(spark, project, "r3") == [] and len(ids(spark, project)) == 7
 
     # A crash between writing batch 1's violations and committing it: the next run replays the batch,
@@ -119,7 +127,8 @@ def test_runs_record_exactly_their_rows_and_keep_history(spark: Any, project: Pr
     for name in ("1", ".1.crc"):
         (checkpoint / "commits" / name).unlink(missing_ok=True)
     replayed = check(spark, project, "r4")["events_live"]
-    assert replayed.total_rows == 2 and sum(a.failing_rows for a in replayed.assertions) == 2
+    assert replayed.total_rows == 2 and sum(a.observed["violations"] for a in replayed.assertions) == 2
+    assert sum(a.observed["standing_violations"] for a in replayed.assertions) == 5  # r1's; r2's copy is r4's now
     assert ids(spark, project, "r2") == [] and ids(spark, project, "r4") == [(7, "not_null"), (7, "range")]
     assert len(ids(spark, project)) == 7
 
@@ -127,6 +136,7 @@ def test_runs_record_exactly_their_rows_and_keep_history(spark: Any, project: Pr
     reset_violations(project, "events")
     again = check(spark, project, "r5")["events_live"]
     assert again.total_rows == 7 and sum(a.failing_rows for a in again.assertions) == 7
+    assert sum(a.observed["standing_violations"] for a in again.assertions) == 0  # the old output's are moot
     assert len(ids(spark, project)) == 14
 
 

@@ -27,7 +27,7 @@ def test_the_scaffold_is_a_valid_project_named_for_its_folder(tmp_path: Path) ->
     assert sorted(loaded.project.tests) == ["customer_totals_unique", "orders_clean_quality"]
     assert sorted(loaded.project.exposures) == ["revenue_dashboard"]
     assert "build_definitions(Path(__file__).parent)" in (root / "definitions.py").read_text()
-    assert "streamt run -p" in result.output and "dagster dev -f" in result.output
+    assert "streamt run -p" in result.output and "dg dev -f" in result.output
 
 
 def test_a_non_empty_folder_is_refused_unless_forced(tmp_path: Path) -> None:

@@ -68,7 +68,8 @@ def test_automations_start_stopped_unless_the_project_asks(tmp_path: Path) -> No
         return {**out, **{s.name: s.default_status.value for s in defs.sensors or []}}  # type: ignore[union-attr]
 
     quiet = statuses(build_definitions(write_project(tmp_path / "a", files)))
-    assert quiet == {"nightly": "STOPPED", "paused": "STOPPED", "hourly": "RUNNING", "sched_source_freshness": "STOPPED",
+    assert quiet == {"nightly": "STOPPED", "paused": "STOPPED", "hourly": "RUNNING",
+                     "sched_source_freshness": "STOPPED",
                      "s_new_data": stopped.value, "t_new_data": stopped.value, "sched_openlineage": running.value,
                      "sched_run_failure_alerts": running.value}
     files["stream_project.yml"] += "runtime: {automations: {default_status: running}}\n"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pyspark.sql import Observation
 
-from dagster_streamt.dagster.assets import result_metadata
+from dagster_streamt.dagster.result_metadata import result_metadata
 from dagster_streamt.spark import Warehouse
 
 from .helpers import jsonl, rows, run

@@ -1,4 +1,4 @@
-"""This project as a Dagster code location: `dagster dev -f definitions.py` (sources, models, tests as
+"""This project as a Dagster code location: `dg dev -f definitions.py` (sources, models, tests as
 asset checks, exposures, schedules and sensors)."""
 
 from pathlib import Path

@@ -72,6 +72,9 @@ class Commit:
     schema_json: str | None = None  # the table's schema as Spark's StructType JSON (Delta's own schemaString)
     partition_columns: tuple[str, ...] = ()
     user_metadata: str | None = None  # the commit's userMetadata as written (a refresh record is parsed above)
+    # rows per value of the first partition column, from the files' statistics (None: not partitioned, a
+    # file without a count, or rows hidden by deletion vectors, which are not attributed to partitions)
+    partition_rows: dict[str, int] | None = None
 
     def schema(self) -> StructType | None:
         """The table's schema as Spark reads it (with Delta's field metadata: column mapping's names)."""
@@ -90,10 +93,12 @@ def current_commit(path: Loc) -> Commit | None:
         paths, sizes = columns.get("path", []), columns.get("size_bytes", [])
         counts = columns.get("num_records")
         rows = sum(int(n) for n in counts) if counts is not None and None not in counts else None
+        deleted = _deleted_rows(table) if rows is not None else 0
         if rows is not None:
-            rows -= _deleted_rows(table)
-        history = table.history(1)
+            rows -= deleted
         metadata = table.metadata()
+        by_partition = _partition_rows(columns, list(metadata.partition_columns)) if not deleted else None
+        history = table.history(1)
         schema_json = table.schema().to_json()
     except (DeltaError, OSError) as exc:  # a protocol delta-rs does not read, a log mid-write: a full rebuild
         log.warning("the Delta table at %s cannot be read without Spark (%s): its model is rebuilt", path, exc)
@@ -102,7 +107,20 @@ def current_commit(path: Loc) -> Commit | None:
     record = record_from_json(meta, len(paths)) if isinstance(meta, str) else None
     return Commit(version, dict(zip(paths, sizes, strict=True)), rows, record, str(metadata.id),
                   metadata.configuration.get(CHANGE_FEED, "false").lower() == "true", schema_json,
-                  tuple(metadata.partition_columns), meta if isinstance(meta, str) else None)
+                  tuple(metadata.partition_columns), meta if isinstance(meta, str) else None, by_partition)
+
+
+def _partition_rows(columns: dict[str, list[Any]], partition_columns: list[str]) -> dict[str, int] | None:
+    """Rows per value of the first partition column, summed over the active files' record counts."""
+    if not partition_columns:
+        return None
+    values, counts = columns.get(f"partition.{partition_columns[0]}"), columns.get("num_records")
+    if values is None or counts is None or None in counts:
+        return None
+    out: dict[str, int] = {}
+    for value, count in zip(values, counts, strict=True):
+        out[str(value)] = out.get(str(value), 0) + int(count)
+    return dict(sorted(out.items()))
 
 
 def _deleted_rows(table: Any) -> int:

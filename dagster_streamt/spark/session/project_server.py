@@ -1,6 +1,6 @@
 """The project's own Spark Connect server, started when the user asks and shared by every later run.
 
-Each ``streamt run`` (and each run ``dagster dev`` launches) is a new process; with an embedded
+Each ``streamt run`` (and each run ``dg dev`` launches) is a new process; with an embedded
 session each pays for a JVM start and a cold JIT. ``streamt server start`` (or a run, with
 ``runtime.spark.connect_server.start: true``) starts a server for the project; while it is up, runs
 with ``start: auto`` (the default) connect to it in well under a second and find its JIT warm.

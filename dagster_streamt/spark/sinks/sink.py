@@ -339,7 +339,7 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
     return ModelResult(model=model.name, materialized="sink", status="success", rows_written=rows,
                        table_rows=size, input_rows=stats.rows, duration_s=time.monotonic() - start,
                        schema=schema_pairs(df.schema), location=target.location,
-                       quarantined_rows=stats.resolved().quarantined, sql=rendered.sql)
+                       quarantined_rows=stats.resolved().quarantined, sql=rendered.shown)
 
 
 def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, full_refresh: bool,
@@ -376,4 +376,4 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
         batches=s.batches, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
         location=target.location, last_watermark=s.last_watermark, input_rows_per_second=s.input_rows_per_second,
         processed_rows_per_second=s.processed_rows_per_second, quarantined_rows=stats.resolved().quarantined,
-        sql=rendered.sql)
+        sql=rendered.shown)

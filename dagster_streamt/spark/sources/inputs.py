@@ -41,6 +41,33 @@ class Rendered:
     sql: str
     inputs: tuple[Input, ...]
 
+    @property
+    def shown(self) -> str:
+        """The SQL as users read it (the UI's ``executed_sql``): each input under its project name, not
+        the run's temporary view, with one comment line per input saying how this run read it.
+
+        >>> r = Rendered("clean", "SELECT * FROM `orders_raw__files` JOIN `customers` USING (id)",
+        ...              (Input("source", "orders_raw", "batch", "orders_raw__files", files=("a.json",)),
+        ...               Input("source", "customers", "batch", "customers")))
+        >>> print(r.shown)
+        -- orders_raw (source): read 1 new file only
+        -- customers (source): read whole
+        SELECT * FROM `orders_raw` JOIN `customers` USING (id)
+        """
+        sql, notes = self.sql, []
+        for i in sorted(self.inputs, key=lambda i: -len(i.view)):  # a longer view name first: no partial match
+            sql = sql.replace(quote(i.view), quote(i.name))
+        for i in self.inputs:
+            how = "read as a stream: the rows new since its checkpoint" if i.mode == "stream" else "read whole"
+            if i.files:
+                how = f"read {len(i.files)} new file{'s' if len(i.files) > 1 else ''} only"
+            elif i.appended is not None:
+                how = f"read the rows appended after version {i.appended.after}"
+            elif i.keys is not None:
+                how = f"read partitions {', '.join(i.keys)}"
+            notes.append(f"-- {i.name} ({i.kind}): {how}")
+        return "\n".join([*notes, sql])
+
 
 @dataclass(frozen=True)
 class InputStats:

@@ -76,5 +76,5 @@ def start_real_time(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> S
     except Exception as exc:
         raise explain_failure(name, exc) from exc
     fingerprint = {"schema": [list(p) for p in schema_pairs(df.schema)], "topic": topic, "real_time": True}
-    return StartedStream(query, df.schema, checkpoint, fingerprint, False, checkpoint, rendered.sql,
+    return StartedStream(query, df.schema, checkpoint, fingerprint, False, checkpoint, rendered.shown,
                          stats.resolved().quarantined)

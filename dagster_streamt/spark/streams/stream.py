@@ -120,7 +120,7 @@ def start_stream(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> Star
         query = writer.start()
     except Exception as exc:
         raise explain_failure(name, exc) from exc
-    return StartedStream(query, df.schema, checkpoint, fingerprint, mode == "append", data, rendered.sql,
+    return StartedStream(query, df.schema, checkpoint, fingerprint, mode == "append", data, rendered.shown,
                          stats.resolved().quarantined)
 
 

@@ -87,10 +87,13 @@ def materialize_partitions(ctx: RunContext, model: Model, full_refresh: bool = F
         size = commit.rows if commit is not None else None
     seen = metrics.get("rows")
     rows = int(seen) if seen is not None else None  # no count back: unknown, not 0
+    in_log = commit.partition_rows if commit is not None else None
+    per_key = {k: in_log.get(k, 0) for k in keys} if in_log is not None else None  # an emptied partition: 0
     return ModelResult(model=name, materialized="table", status="success", rows_written=rows, table_rows=size,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(df.schema),
-                       location=str(data), quarantined_rows=stats.resolved().quarantined, sql=rendered.sql,
-                       partitions=keys, delta_version=commit.version if commit is not None else None,
+                       location=str(data), quarantined_rows=stats.resolved().quarantined, sql=rendered.shown,
+                       partitions=keys, partition_rows=per_key,
+                       delta_version=commit.version if commit is not None else None,
                        rows_outside_partitions=int(metrics.get("all") or 0) - rows if rows is not None else 0)
 
 

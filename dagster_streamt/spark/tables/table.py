@@ -209,7 +209,7 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
             tables.drop()
         commit, rows = _write_counted(ctx, model, out_df, "overwrite", _record(given, kind, True, states), key)
     size = rows if rows is not None else commit.rows if commit is not None else None
-    return _result(ctx, model, refresh, rows, size, df.schema, registered.settle(), rendered.sql, start, commit)
+    return _result(ctx, model, refresh, rows, size, df.schema, registered.settle(), rendered.shown, start, commit)
 
 
 def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, given: RefreshInputs,
@@ -252,7 +252,7 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             commit, rows = _write_counted(ctx, model, rows_now, "overwrite", _record(given, plan.kind, False, states),
                                           _key(ctx, model, base, schema.names))
         size = rows if rows is not None else commit.rows if commit is not None else None
-    return _result(ctx, model, refresh, rows, size, schema, registered.settle(), rendered.sql, start, commit)
+    return _result(ctx, model, refresh, rows, size, schema, registered.settle(), rendered.shown, start, commit)
 
 
 def _key(ctx: RunContext, model: Model, base: Rendered, columns: list[str]) -> TableKey | None:

@@ -20,4 +20,4 @@ def materialize_view(ctx: RunContext, model: Model, full_refresh: bool = False) 
     schema = ctx.spark.table(quote(model.name)).schema  # analyzes the SQL: errors surface now
     return ModelResult(model=model.name, materialized="view", status="success", rows_written=None,
                        input_rows=stats.rows, duration_s=time.monotonic() - start, schema=schema_pairs(schema),
-                       location=None, quarantined_rows=stats.resolved().quarantined, sql=rendered.sql)
+                       location=None, quarantined_rows=stats.resolved().quarantined, sql=rendered.shown)
