@@ -81,9 +81,12 @@ def new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source,
               else "feeds no stream model, so it never requests a run (schedule table models instead)")
     running = starts_running(loaded, config.enabled)
     status = dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED
+    # the watched source is in the selection too, so its asset page lists the sensor among its automations;
+    # each run request names only the models
+    watched = [key_map.sources[source.name]] if source.name in key_map.sources else []
     sensor = dg.sensor(name=f"{safe_identifier(source.name)}_new_data", default_status=status,
-                       minimum_interval_seconds=config.minimum_interval_seconds, asset_selection=keys or None,
-                       description=f"{watches}: {target}.")
+                       minimum_interval_seconds=config.minimum_interval_seconds,
+                       asset_selection=[*watched, *keys] or None, description=f"{watches}: {target}.")
     return models, keys, sensor
 
 

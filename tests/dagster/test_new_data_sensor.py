@@ -134,6 +134,8 @@ def test_sensor_settings_and_sources_without_files(root: Path) -> None:
     assert {"events_new_data", "customers_new_data"} <= names
     assert "clicks_new_data" not in names  # kafka: nothing to list, use a schedule
     events = defs.resolve_sensor_def("events_new_data")
+    # linked to the source it watches (the source's page lists it), while its runs name only models
+    assert dg.AssetKey(["sources", "events"]) in events.asset_selection.resolve(defs.resolve_asset_graph())
     assert events.default_status == dg.DefaultSensorStatus.STOPPED and events.minimum_interval_seconds == 45
     customers = defs.resolve_sensor_def("customers_new_data")
     assert customers.default_status == dg.DefaultSensorStatus.STOPPED and customers.minimum_interval_seconds == 30
