@@ -110,11 +110,12 @@ def _new_page(browser: Any) -> Any:
     return page
 
 
-def _page_text(browser: Any, url: str) -> str:
+def _page_text(browser: Any, url: str, shown: str) -> str:
+    """The page's text once ``shown`` (a metadata entry's name) is on it: the UI loads it after the page."""
     page = _new_page(browser)
     try:
         page.goto(url)
-        page.get_by_text("Metadata", exact=True).first.wait_for(timeout=60_000)
+        page.get_by_text(shown, exact=True).first.wait_for(timeout=60_000)
         return str(page.inner_text("body"))
     finally:
         page.close()
@@ -192,13 +193,14 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(shop: Path, 
             per_day[day] = per_day.get(day, 0) + 1
         assert sorted(per_day) == ["2026-11-01", "2026-11-02", "2026-11-03"]
         for day in ("2026-11-02", "2026-11-05"):  # a day with orders, a day without
-            text = _page_text(browser, f"{url}/assets/daily_revenue?view=partitions&partition={day}")
+            text = _page_text(browser, f"{url}/assets/daily_revenue?view=partitions&partition={day}",
+                              "dagster/partition_row_count")
             assert _metadata(text, "dagster/partition_row_count") == str(per_day.get(day, 0))
             assert _metadata(text, "rows_written") == str(per_day.get(day, 0))
             assert _metadata(text, "dagster/row_count") == str(len(revenue))  # the table's
             start = _metadata(text, "streamt/partition_start")
             assert re.fullmatch(r"Nov \d+, 12:00:00 AM UTC", start) and start.startswith(f"Nov {int(day[-2:])},")
-        text = _page_text(browser, f"{url}/assets/orders_clean")
+        text = _page_text(browser, f"{url}/assets/orders_clean", "streamt/started_at")
         assert _metadata(text, "Row count").replace(",", "") == str(len(_delta_rows(shop, "orders_clean")))
         assert re.fullmatch(r"\w{3} \d+, \d+:\d\d:\d\d [AP]M UTC", _metadata(text, "streamt/started_at", 1))
         sql = text[text.index("executed_sql"):text.index("streamt/started_at")]  # user-facing names only
