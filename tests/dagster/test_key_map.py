@@ -107,7 +107,8 @@ def test_translator_keys_reach_every_definition(tmp_path: Path) -> None:
     job = defs.resolve_job_def("hourly_clean_job")
     assert set(job.asset_layer.executable_asset_keys) == {clean, totals}
     sensor = defs.resolve_sensor_def("events_new_data")
-    assert set(sensor.asset_selection.resolve(graph)) == {clean, totals, dg.AssetKey(["warehouse", "shop", "other.v2"])}
+    assert set(sensor.asset_selection.resolve(graph)) == {  # the watched source (translated key) and its models
+        dg.AssetKey(["raw", "events"]), clean, totals, dg.AssetKey(["warehouse", "shop", "other.v2"])}
 
     keys = KeyMap.from_definitions(defs, "shop-v1")
     assert keys is not None and keys == KeyMap.from_json(keys.to_json())
