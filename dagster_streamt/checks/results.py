@@ -107,6 +107,15 @@ def severity_of(test: Test, default: str = "error") -> Severity:
     return "warn" if str(severity).lower() in ("warn", "warning") else "error"
 
 
+def standing_only(result: TestResult) -> bool:
+    """A continuous test that fails only on violations earlier runs found (rows still in the table), with
+    no new one and nothing unevaluated: it stays red, as a warning, but neither alerts nor blocks again."""
+    return not result.passed and result.error is None and all(
+        a.passed or (a.error is None and not a.observed.get("violations")
+                     and bool(a.observed.get("standing_violations")))
+        for a in result.assertions)
+
+
 def blocks_downstream(test: Test, default: str = "error") -> bool:
     """An error-severity test stops the models downstream of its target, unless it only watches the
     pipeline's pace (throughput, max_lag): a slow run is worth an alert, and its data is still right."""

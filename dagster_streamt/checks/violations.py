@@ -13,10 +13,12 @@ Where the violations are stored, and how replays stay exact, is :mod:`.violation
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import reduce
 from pathlib import Path
@@ -37,12 +39,12 @@ from ..spark.storage.warehouse import Warehouse
 from ..spec.models import Test
 from ..spec.project import Project
 from .assertions import parse_assertions
-from .continuous import evaluate_batch, evaluation_mode, violations_frame
+from .continuous import VIOLATION_TYPES, evaluate_batch, evaluation_mode, violations_frame
 from .evaluate import check_max_lag, check_throughput
 from .kinds import KINDS
 from .params import MaxLag, Throughput
 from .parsed import ParsedAssertion
-from .results import AssertionResult, Severity, TestResult, Verdict, severity_of
+from .results import AssertionResult, Severity, TestResult, Verdict, severity_of, standing_only
 from .runner import _issue_result, short_error
 from .sql import build_test_sql, describe, ident
 from .violation_store import (
@@ -123,7 +125,7 @@ class _BatchCheck:
         checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
         ledger = ledger_path(checkpoint, batch_id)
         previous = list((read_json(ledger) or {}).get("written", []))
-        rel = f"{test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}"
+        rel = f"{test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}-{definition_tag(self.test)}"
         # Before writing: name every folder this batch may have (a crashed attempt's), for the cleanup.
         write_json(ledger, {"batch_id": batch_id, "state": "writing", "written": sorted({*previous, rel})})
         now = self.now or datetime.now(UTC)
@@ -321,7 +323,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
                                          now, resolve)
     notes = _record_progress(spark, project, test, parsed, model, run_id, progress, data, staging, now)
     rels.append(f"{test_rel(run_id, test.name)}/{PROGRESS}")
-    earlier = _standing(data, test.name, run_id, paths.checkpoint(violations_name(model)) / test.name)
+    earlier = _standing(data, test, run_id, paths.checkpoint(violations_name(model)) / test.name)
     return _result(spark, test, parsed, severity, model, data, rels, total, error, notes, sql, sample_rows, started,
                    _counts(spark, data, earlier))
 
@@ -422,25 +424,37 @@ def _describe_sql(project: Project, test: Test, parsed: list[ParsedAssertion], m
     return out
 
 
-def _standing(data: Path, test: str, run_id: str, checkpoint: Path) -> list[str]:
+def definition_tag(test: Test) -> str:
+    """A digest of what the test asserts, in its violation folders' names: violations found under an
+    earlier definition (a widened ``accepted_values``) no longer count against it."""
+    body = json.dumps([test.model, test.assertions], sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:8]
+
+
+def _standing(data: Path, test: Test, run_id: str, checkpoint: Path) -> list[str]:
     """The violation folders earlier runs wrote for rows the output still holds: those of the test's
-    current checkpoint generation (a full refresh rebuilds the output and starts a new one, see
-    :func:`~.violation_store.reset_violations`). A stream's output only grows, so a row found bad once
-    stays bad until then; a folder exists only for a micro-batch that had violations."""
+    current checkpoint generation (a full refresh rebuilds the output and starts a new one: see
+    :func:`~dagster_streamt.spark.storage.reset.reset_model`) and current definition. A stream's output
+    only grows, so a row found bad once stays bad until then; a folder exists only for a micro-batch
+    that had violations."""
     generation = (read_json(checkpoint / STREAM_FILE) or {}).get("stream")
     if not generation:
         return []
-    mine, test_dir = run_part(run_id), partition_folder("test", test)
+    mine, test_dir = run_part(run_id), partition_folder("test", test.name)
+    pattern = f"batch-*-{generation}-{definition_tag(test)}"
     return sorted(f"{run.name}/{test_dir}/{batch.name}" for run in data.glob("run_id=*") if run.name != mine
-                  for batch in (run / test_dir).glob(f"batch-*-{generation}") if batch.is_dir())
+                  for batch in (run / test_dir).glob(pattern) if batch.is_dir())
 
 
 def _counts(spark: SparkSession, data: Path, rels: list[str]) -> dict[str, int]:
-    """Violations per assertion label in ``rels`` (one small read; none when there are no folders)."""
+    """Offending records per assertion label in ``rels`` (one small read; none when there are no folders).
+    Only records: a micro-batch that failed as a whole (a row count, a lag, a distribution) said something
+    about that batch when it ran, not about rows the table still holds."""
     if not rels:
         return {}
     df = spark.read.schema(TABLE_SCHEMA).option("basePath", str(data)).parquet(*(str(data / r) for r in rels))
-    return {r["assertion"]: int(r["count"]) for r in df.groupBy("assertion").count().collect()}
+    records = df.where(F.col("violation").isin(sorted(set(VIOLATION_TYPES.values()))))
+    return {r["assertion"]: int(r["count"]) for r in records.groupBy("assertion").count().collect()}
 
 
 def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], severity: Severity, model: str,
@@ -479,8 +493,9 @@ def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], seve
         out.append(AssertionResult(a.index, a.name, a.label, failing == 0 and before == 0 and problem is None,
                                    failing + before, total, describe(a), sql.get(a.label, ""), problem or message,
                                    samples.get(a.label, []), observed, problem))
-    return TestResult(test.name, f"model.{model}", severity, error is None and all(r.passed for r in out),
-                      tuple(out), perf_counter() - started, total, sql["*"], error)
+    result = TestResult(test.name, f"model.{model}", severity, error is None and all(r.passed for r in out),
+                        tuple(out), perf_counter() - started, total, sql["*"], error)
+    return replace(result, severity="warn") if standing_only(result) else result  # known rows: not a new alarm
 
 
 __all__ = ["AGGREGATE_VIOLATIONS", "run_continuous_tests", "stored_relations"]

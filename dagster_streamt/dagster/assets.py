@@ -13,7 +13,7 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from ..api import LoadedProject
-from ..checks.results import blocks_downstream
+from ..checks.results import blocks_downstream, standing_only
 from ..core import metadata as meta
 from ..core.results import ModelResult
 from ..spec.models import PartitionedBy
@@ -28,6 +28,11 @@ from .unchanged import definitions, unchanged_results
 
 if TYPE_CHECKING:
     from ..spark.runner import ModelRun
+
+
+# Dagster lists the run's whole range at each call: beyond this many partitions (a year of hours) their
+# own entries are left out (the run's totals, named run_*, still say what it did)
+MAX_PARTITION_METADATA = 1000
 
 
 def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
@@ -63,7 +68,10 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 times.tests += time.monotonic() - began
                 check = check_result(keys, test, outcome)
                 report_check(test, outcome)
-                if not outcome.passed:
+                if not outcome.passed and standing_only(outcome):  # red until a full refresh; alerted already
+                    context.log.warning(f"streamt: test {test.name} on {model}: no new violation; rows found bad "
+                                        "by earlier runs are still in the table")
+                elif not outcome.passed:
                     send_test_alerts(test, model, outcome, context.log)
                     level = "error" if outcome.severity == "error" else "warning"
                     getattr(context.log, level)(f"streamt: test {test.name} on {model} failed "
@@ -109,7 +117,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                         if result.rows_outside_partitions:
                             context.log.warning(f"streamt: {name}: {result.rows_outside_partitions} output row(s) "
                                                 "belong to no partition of this run and were not written")
-                        for key in result.partitions or []:  # each partition's own rows and window
+                        for key in (result.partitions or [])[:MAX_PARTITION_METADATA]:  # each one's rows, window
                             context.add_asset_metadata(partition_metadata(result, key, pdef),
                                                        asset_key=specs[name].key, partition_key=key)
                         yield dg.MaterializeResult(asset_key=specs[name].key,

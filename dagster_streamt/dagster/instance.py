@@ -1,7 +1,7 @@
 """The project's Dagster instance: ``$DAGSTER_HOME`` when set (whatever its ``dagster.yaml`` says:
 PostgreSQL storage in production, with ``dagster-streamt[postgres]``), else
 ``<project>/.streamt/dagster`` (SQLite storage), the same folder the repo's dagster.yaml points
-``dagster dev`` at."""
+``dg dev`` at."""
 
 from __future__ import annotations
 

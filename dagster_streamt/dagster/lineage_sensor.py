@@ -41,7 +41,7 @@ def build_lineage_sensor(loaded: LoadedProject, keys: KeyMap) -> dg.SensorDefini
         status = f"{len(emitted)} new run(s); {report.delivered} event(s) delivered, {report.pending} pending"
         if report.pending and report.next_attempt_at:
             status += f" (next attempt {report.next_attempt_at.isoformat()})"
-        for run_id, count in sorted(emitted.items()):
+        for run_id, count in emitted.items():  # in the order the runs finished
             context.log.info(f"OpenLineage: {count} event(s) of run {run_id} queued for delivery")
         if emitted or report.delivered or report.pending:
             context.log.info(f"OpenLineage: {status}")

@@ -93,6 +93,8 @@ def written_line(result: ModelResult) -> str:
     ...                          partitions=["a", "b"], partition_rows={"a": 8, "b": 0}))
     'd: 8 rows written to 2 partitions (a: 8, b: 0; table holds 20) in 2.0 s'
     """
+    if result.materialized == "view":
+        return f"{result.model}: a view, nothing stored ({result.duration_s:.1f} s)"
     written = "an unknown number of" if result.rows_written is None else f"{result.rows_written:,}"
     held = [] if result.table_rows is None else [f"table holds {result.table_rows:,}"]
     if result.partitions:

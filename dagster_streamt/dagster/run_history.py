@@ -70,8 +70,9 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
             ended = float(md_value(md, meta.ENDED_AT, mat.timestamp))
             began = md_value(md, meta.STARTED_AT, ended - float(md_value(md, "duration_s", 0.0)))
             rows = _int(md_value(md, "dagster/row_count"))
-            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended),
-                           rows if rows is not None else _int(md_value(md, "rows_written")), mat.run_id)
+            if rows is None:  # the rows it wrote: a partitioned run's total (each partition's are its own)
+                rows = _int(md_value(md, "run_rows_written", md_value(md, "rows_written")))
+            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), rows, mat.run_id)
         obs = instance.fetch_observations(key, limit=1).records
         if obs:
             entry = obs[0].event_log_entry

@@ -63,7 +63,8 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
             if found is None or found[0] < record.at:
                 return False
             evaluation = found[1]
-            if "error" in evaluation.metadata or (not evaluation.passed and blocks_downstream(test, severity)):
+            blocked = evaluation.severity == dg.AssetCheckSeverity.ERROR and blocks_downstream(test, severity)
+            if "error" in evaluation.metadata or (not evaluation.passed and blocked):
                 return False
             # a continuous test judges only new rows (none) but keeps failing while known bad rows remain
             results.append((test, None if continuous and evaluation.passed else evaluation))

@@ -119,6 +119,7 @@ def test_runs_record_exactly_their_rows_and_keep_history(spark: Any, project: Pr
     idle = check(spark, project, "r3")["events_live"]
     assert idle.total_rows == 0 and all(a.observed["violations"] == 0 for a in idle.assertions)
     assert not idle.passed and sum(a.failing_rows for a in idle.assertions) == 7  # the known bad rows remain
+    assert idle.severity == "warn"  # known rows: red, but no new alarm (no alert, no block) for an error test
     assert ids(spark, project, "r3") == [] and len(ids(spark, project)) == 7
 
     # A crash between writing batch 1's violations and committing it: the next run replays the batch,
@@ -131,6 +132,11 @@ def test_runs_record_exactly_their_rows_and_keep_history(spark: Any, project: Pr
     assert sum(a.observed["standing_violations"] for a in replayed.assertions) == 5  # r1's; r2's copy is r4's now
     assert ids(spark, project, "r2") == [] and ids(spark, project, "r4") == [(7, "not_null"), (7, "range")]
     assert len(ids(spark, project)) == 7
+
+    # Violations found under another definition of the test do not count against the new one
+    narrowed = project.tests["events_live"].model_copy(update={"assertions": [{"not_null": {"columns": ["status"]}}]})
+    changed = run_continuous_tests(spark, project, "events", [narrowed], "r4b", now=NOW)["events_live"]
+    assert changed.passed and changed.total_rows == 0
 
     # A full refresh forgets what was checked, keeps the history; everything is checked again.
     reset_violations(project, "events")
@@ -162,6 +168,8 @@ def test_per_batch_aggregates_and_progress(spark: Any, project: Project) -> None
     assert first.processed_rows_per_second is not None  # the real ModelResult of the run
     fast = check(spark, project, "p2", "events_speed", progress=first)["events_speed"]
     assert fast.passed == (first.processed_rows_per_second >= 10)
+    # a micro-batch that failed as a whole (row_count, max_lag) said so when it ran: no new rows, no failure
+    assert check(spark, project, "p2b", "events_batches")["events_batches"].passed
     unknown = check(spark, project, "p3", "events_speed")["events_speed"]  # no progress: cannot judge
     assert not unknown.passed and "progress=" in (unknown.assertions[0].error or "")
     assert read_violations(spark, project, "events", "p3").count() == 0

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ import pytest
 from ..docs.conftest import CHROMIUM, CHROMIUM_ARGS, EXAMPLE
 from ..helpers import graphql
 
-pytestmark = [pytest.mark.spark, pytest.mark.browser]  # the daemon's runs materialize on Spark
+pytestmark = [pytest.mark.spark, pytest.mark.browser,  # the daemon's runs materialize on Spark
+              pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed "
+                                 "(/usr/bin/chromium); bash scripts/setup-dev.sh installs it")]
 
 TIMEOUT_S = 420
 DG = str(Path(sys.executable).with_name("dg"))
@@ -104,7 +107,7 @@ telemetry:
 def _new_page(browser: Any) -> Any:
     """A page on which Dagster's first-visit "Join the Dagster community" dialog is dismissed whenever it
     covers what the test clicks."""
-    page = browser.new_page(viewport={"width": 1500, "height": 1400})
+    page = browser.new_page(viewport={"width": 1500, "height": 1400}, timezone_id="UTC")
     skip = page.get_by_role("button", name="Skip")
     page.add_locator_handler(skip, lambda: skip.click())
     return page
@@ -137,9 +140,7 @@ def _delta_rows(shop: Path, model: str) -> list[dict[str, Any]]:
 
 
 def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(shop: Path, dev: tuple[int, Path]) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium); bash scripts/setup-dev.sh installs it")
-    from playwright.sync_api import sync_playwright
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 
     port, log = dev
     deadline = time.time() + TIMEOUT_S
@@ -148,7 +149,8 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(shop: Path, 
     # 1. Nothing runs by itself: schedules and new-data sensors stopped; the sensor loop went round (the
     #    lineage sensor, which launches no run, ticked) and no run was started.
     def ticked() -> dict[str, str] | None:
-        repo = graphql(port, AUTOMATIONS)["repositoriesOrError"]["nodes"][0]
+        nodes = graphql(port, AUTOMATIONS)["repositoriesOrError"].get("nodes") or []
+        repo = nodes[0] if nodes else {"sensors": [], "schedules": []}  # the code location still loading
         if not any(s["sensorState"]["ticks"] for s in repo["sensors"] if s["name"] == "shop_openlineage"):
             return None
         return {**{s["name"]: s["sensorState"]["status"] for s in repo["sensors"]},
@@ -178,12 +180,16 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(shop: Path, 
         backfill = _until("the backfill to finish", done, deadline, log, every=2.0)
         runs = graphql(port, RUNS)["runsOrError"]["results"]
         assert backfill["status"] == "COMPLETED_SUCCESS", (backfill, runs, log.read_text(errors="replace")[-4000:])
+        assert len(runs) == 2, runs  # the models' run, and one run for every day of daily_revenue
         by_assets = {tuple(sorted("/".join(a["path"]) for a in r["assetSelection"])): r for r in runs}
         assert sorted(by_assets) == [("customer_orders", "high_value_orders", "order_metrics", "orders_clean",
                                       "orders_export"), ("daily_revenue",)]
         assert all(r["status"] == "SUCCESS" for r in runs)
         daily_tags = {t["key"]: t["value"] for t in by_assets[("daily_revenue",)]["tags"]}
         assert daily_tags["dagster/asset_partition_range_start"] == "2026-11-01"  # one run for every day
+        today = datetime.now(UTC).date()  # the last day partition is yesterday's (UTC; a run may cross midnight)
+        ends = {(today - timedelta(days=d)).isoformat() for d in (1, 2)}
+        assert daily_tags["dagster/asset_partition_range_end"] in ends
 
         # 3. What the pages show is what Delta holds
         revenue = _delta_rows(shop, "daily_revenue")

@@ -149,7 +149,7 @@
   SD.pages.schedule = function (data, name) {
     var s = data.raw.schedules[name];
     return [
-      h("h2", { class: "title" }, SD.badge("schedule", "k-schedule"), " ", name, s.enabled ? null : SD.badge("disabled", "st-none")),
+      h("h2", { class: "title" }, SD.badge("schedule", "k-schedule"), " ", name, s.enabled ? null : SD.badge("starts stopped", "st-none")),
       s.description ? h("p", { class: "description" }, s.description) : null,
       SD.facts([["cron", h("code", null, s.cron)], ["time zone", s.timezone], ["selection", h("code", null, s.select)],
                 ["defined in", s.file ? s.file + (s.line ? ":" + s.line : "") : null], ["problem", s.error || null]]),

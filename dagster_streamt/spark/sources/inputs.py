@@ -4,6 +4,7 @@ registration of views (:mod:`.relations`, :mod:`.source_views`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -54,9 +55,10 @@ class Rendered:
         -- customers (source): read whole
         SELECT * FROM `orders_raw` JOIN `customers` USING (id)
         """
-        sql, notes = self.sql, []
-        for i in sorted(self.inputs, key=lambda i: -len(i.view)):  # a longer view name first: no partial match
-            sql = sql.replace(quote(i.view), quote(i.name))
+        names = {quote(i.view): quote(i.name) for i in self.inputs}
+        pattern = "|".join(re.escape(v) for v in sorted(names, key=len, reverse=True))  # one pass: no chains
+        sql = re.sub(pattern, lambda m: names[m.group(0)], self.sql) if names else self.sql
+        notes = []
         for i in self.inputs:
             how = "read as a stream: the rows new since its checkpoint" if i.mode == "stream" else "read whole"
             if i.files:
@@ -64,7 +66,8 @@ class Rendered:
             elif i.appended is not None:
                 how = f"read the rows appended after version {i.appended.after}"
             elif i.keys is not None:
-                how = f"read partitions {', '.join(i.keys)}"
+                how = f"read partition{'s' if len(i.keys) > 1 else ''} " + (
+                    ", ".join(i.keys) if len(i.keys) <= 3 else f"{i.keys[0]} .. {i.keys[-1]} ({len(i.keys)})")
             notes.append(f"-- {i.name} ({i.kind}): {how}")
         return "\n".join([*notes, sql])
 
