@@ -161,3 +161,24 @@ def tmp_project(tmp_path: Path) -> ProjectFactory:
         return load(write_project(tmp_path / name, config, files))
 
     return make
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One Chromium per worker for every browser test: Playwright's sync API runs one event loop per
+    thread, so a second ``sync_playwright()`` while this one lives would fail."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium); bash scripts/setup-dev.sh installs it")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright Python package is not installed; bash scripts/setup-dev.sh installs it")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -44,7 +44,7 @@ FILES = {
             format: json
             path: data/events
             columns: [{name: id, type: bigint}, {name: ts, type: timestamp}, {name: amount, type: int}]
-            sensor: {minimum_interval_seconds: 2}
+            sensor: {enabled: true, minimum_interval_seconds: 2}  # turned on: automations start stopped
         """,
     "models/m.yml": """\
         models:

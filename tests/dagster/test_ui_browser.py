@@ -23,12 +23,10 @@ from typing import Any
 
 import pytest
 
-from ..docs.conftest import CHROMIUM, CHROMIUM_ARGS, EXAMPLE
+from ..docs.conftest import EXAMPLE
 from ..helpers import graphql
 
-pytestmark = [pytest.mark.spark, pytest.mark.browser,  # the daemon's runs materialize on Spark
-              pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed "
-                                 "(/usr/bin/chromium); bash scripts/setup-dev.sh installs it")]
+pytestmark = [pytest.mark.spark, pytest.mark.browser]  # the daemon's runs materialize on Spark
 
 TIMEOUT_S = 420
 DG = str(Path(sys.executable).with_name("dg"))
@@ -139,8 +137,8 @@ def _delta_rows(shop: Path, model: str) -> list[dict[str, Any]]:
     return list(DeltaTable(str(shop / ".streamt" / "warehouse" / model / "data")).to_pyarrow_table().to_pylist())
 
 
-def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(shop: Path, dev: tuple[int, Path]) -> None:
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(browser: Any, shop: Path,
+                                                                    dev: tuple[int, Path]) -> None:
 
     port, log = dev
     deadline = time.time() + TIMEOUT_S
@@ -162,56 +160,53 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(shop: Path, 
                       "shop_run_failure_alerts": "RUNNING"}
     assert graphql(port, RUNS)["runsOrError"]["results"] == []
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        # 2. "Materialize all", then "All": no partition typed
-        page = _new_page(browser)
-        page.goto(f"{url}/asset-groups")
-        page.get_by_role("button", name="Materialize all").first.click(timeout=60_000)
-        page.get_by_role("button", name="All", exact=True).click()
-        page.get_by_role("button", name="Launch backfill").click()
-        page.get_by_text("Created backfill").wait_for(timeout=30_000)
-        page.close()
+    # 2. "Materialize all", then "All": no partition typed
+    page = _new_page(browser)
+    page.goto(f"{url}/asset-groups")
+    page.get_by_role("button", name="Materialize all").first.click(timeout=60_000)
+    page.get_by_role("button", name="All", exact=True).click()
+    page.get_by_role("button", name="Launch backfill").click()
+    page.get_by_text("Created backfill").wait_for(timeout=30_000)
+    page.close()
 
-        def done() -> dict[str, Any] | None:
-            found = graphql(port, BACKFILLS)["partitionBackfillsOrError"]["results"]
-            return found[0] if found and found[0]["status"] not in ("REQUESTED",) else None
+    def done() -> dict[str, Any] | None:
+        found = graphql(port, BACKFILLS)["partitionBackfillsOrError"]["results"]
+        return found[0] if found and found[0]["status"] not in ("REQUESTED",) else None
 
-        backfill = _until("the backfill to finish", done, deadline, log, every=2.0)
-        runs = graphql(port, RUNS)["runsOrError"]["results"]
-        assert backfill["status"] == "COMPLETED_SUCCESS", (backfill, runs, log.read_text(errors="replace")[-4000:])
-        assert len(runs) == 2, runs  # the models' run, and one run for every day of daily_revenue
-        by_assets = {tuple(sorted("/".join(a["path"]) for a in r["assetSelection"])): r for r in runs}
-        assert sorted(by_assets) == [("customer_orders", "high_value_orders", "order_metrics", "orders_clean",
-                                      "orders_export"), ("daily_revenue",)]
-        assert all(r["status"] == "SUCCESS" for r in runs)
-        daily_tags = {t["key"]: t["value"] for t in by_assets[("daily_revenue",)]["tags"]}
-        assert daily_tags["dagster/asset_partition_range_start"] == "2026-11-01"  # one run for every day
-        today = datetime.now(UTC).date()  # the last day partition is yesterday's (UTC; a run may cross midnight)
-        ends = {(today - timedelta(days=d)).isoformat() for d in (1, 2)}
-        assert daily_tags["dagster/asset_partition_range_end"] in ends
+    backfill = _until("the backfill to finish", done, deadline, log, every=2.0)
+    runs = graphql(port, RUNS)["runsOrError"]["results"]
+    assert backfill["status"] == "COMPLETED_SUCCESS", (backfill, runs, log.read_text(errors="replace")[-4000:])
+    assert len(runs) == 2, runs  # the models' run, and one run for every day of daily_revenue
+    by_assets = {tuple(sorted("/".join(a["path"]) for a in r["assetSelection"])): r for r in runs}
+    assert sorted(by_assets) == [("customer_orders", "high_value_orders", "order_metrics", "orders_clean",
+                                  "orders_export"), ("daily_revenue",)]
+    assert all(r["status"] == "SUCCESS" for r in runs)
+    daily_tags = {t["key"]: t["value"] for t in by_assets[("daily_revenue",)]["tags"]}
+    assert daily_tags["dagster/asset_partition_range_start"] == "2026-11-01"  # one run for every day
+    today = datetime.now(UTC).date()  # the last day partition is yesterday's (UTC; a run may cross midnight)
+    ends = {(today - timedelta(days=d)).isoformat() for d in (1, 2)}
+    assert daily_tags["dagster/asset_partition_range_end"] in ends
 
-        # 3. What the pages show is what Delta holds
-        revenue = _delta_rows(shop, "daily_revenue")
-        per_day: dict[str, int] = {}
-        for row in revenue:
-            day = row["order_day"].strftime("%Y-%m-%d")
-            per_day[day] = per_day.get(day, 0) + 1
-        assert sorted(per_day) == ["2026-11-01", "2026-11-02", "2026-11-03"]
-        for day in ("2026-11-02", "2026-11-05"):  # a day with orders, a day without
-            text = _page_text(browser, f"{url}/assets/daily_revenue?view=partitions&partition={day}",
-                              "dagster/partition_row_count")
-            assert _metadata(text, "dagster/partition_row_count") == str(per_day.get(day, 0))
-            assert _metadata(text, "rows_written") == str(per_day.get(day, 0))
-            assert _metadata(text, "dagster/row_count") == str(len(revenue))  # the table's
-            start = _metadata(text, "streamt/partition_start")
-            assert re.fullmatch(r"Nov \d+, 12:00:00 AM UTC", start) and start.startswith(f"Nov {int(day[-2:])},")
-        text = _page_text(browser, f"{url}/assets/orders_clean", "streamt/started_at")
-        assert _metadata(text, "Row count").replace(",", "") == str(len(_delta_rows(shop, "orders_clean")))
-        assert re.fullmatch(r"\w{3} \d+, \d+:\d\d:\d\d [AP]M UTC", _metadata(text, "streamt/started_at", 1))
-        sql = text[text.index("executed_sql"):text.index("streamt/started_at")]  # user-facing names only
-        assert "-- orders_raw (source): read as a stream" in sql and "__stream" not in sql
-        browser.close()
+    # 3. What the pages show is what Delta holds
+    revenue = _delta_rows(shop, "daily_revenue")
+    per_day: dict[str, int] = {}
+    for row in revenue:
+        day = row["order_day"].strftime("%Y-%m-%d")
+        per_day[day] = per_day.get(day, 0) + 1
+    assert sorted(per_day) == ["2026-11-01", "2026-11-02", "2026-11-03"]
+    for day in ("2026-11-02", "2026-11-05"):  # a day with orders, a day without
+        text = _page_text(browser, f"{url}/assets/daily_revenue?view=partitions&partition={day}",
+                          "dagster/partition_row_count")
+        assert _metadata(text, "dagster/partition_row_count") == str(per_day.get(day, 0))
+        assert _metadata(text, "rows_written") == str(per_day.get(day, 0))
+        assert _metadata(text, "dagster/row_count") == str(len(revenue))  # the table's
+        start = _metadata(text, "streamt/partition_start")
+        assert re.fullmatch(r"Nov \d+, 12:00:00 AM UTC", start) and start.startswith(f"Nov {int(day[-2:])},")
+    text = _page_text(browser, f"{url}/assets/orders_clean", "streamt/started_at")
+    assert _metadata(text, "Row count").replace(",", "") == str(len(_delta_rows(shop, "orders_clean")))
+    assert re.fullmatch(r"\w{3} \d+, \d+:\d\d:\d\d [AP]M UTC", _metadata(text, "streamt/started_at", 1))
+    sql = text[text.index("executed_sql"):text.index("streamt/started_at")]  # user-facing names only
+    assert "-- orders_raw (source): read as a stream" in sql and "__stream" not in sql
 
     console = log.read_text(errors="replace")
     assert "superseded" not in console and "does not yet fully support pandas" not in console

@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
+from ..conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (the browser fixture is the suite's, in tests/conftest.py)
+
 REPO = Path(__file__).parents[2]
 EXAMPLE = REPO / "project"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SYNTHETIC_MODELS = 300  # more drawable nodes than the page draws whole: exercises neighbourhood mode
 
 
@@ -76,20 +75,6 @@ class Page:
     def assert_clean(self) -> None:
         assert not self.errors, f"console errors: {self.errors}"
         assert not self.blocked, f"the page tried to reach the network: {self.blocked}"
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium); bash scripts/setup-dev.sh installs it")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright Python package is not installed; bash scripts/setup-dev.sh installs it")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
