@@ -447,9 +447,8 @@ def _standing(data: Path, test: Test, run_id: str, checkpoint: Path) -> list[str
 
 
 def _counts(spark: SparkSession, data: Path, rels: list[str]) -> dict[str, int]:
-    """Offending records per assertion label in ``rels`` (one small read; none when there are no folders).
-    Only records: a micro-batch that failed as a whole (a row count, a lag, a distribution) said something
-    about that batch when it ran, not about rows the table still holds."""
+    """Offending records per assertion label in ``rels`` (one small read). Only records: a micro-batch that
+    failed as a whole (a row count, a lag) said so about that batch, not about rows the table holds."""
     if not rels:
         return {}
     df = spark.read.schema(TABLE_SCHEMA).option("basePath", str(data)).parquet(*(str(data / r) for r in rels))
