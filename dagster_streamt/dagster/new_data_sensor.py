@@ -26,7 +26,6 @@ from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
 from ..spec.names import safe_identifier
 from .key_map import KeyMap
-from .schedules import starts_running
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
 
@@ -79,7 +78,7 @@ def new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source,
     config = source.sensor
     target = (f"runs {', '.join(models)}" if models
               else "feeds no stream model, so it never requests a run (schedule table models instead)")
-    running = starts_running(loaded, config.enabled)
+    running = loaded.project.runtime.automations.starts(config.enabled)
     status = dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED
     # the watched source is in the selection too, so its asset page lists the sensor among its automations;
     # each run request names only the models

@@ -15,15 +15,10 @@ from ..spec.names import safe_identifier
 from .key_map import KeyMap
 
 
-def starts_running(loaded: LoadedProject, enabled: bool | None) -> bool:
-    """Whether a schedule or new-data sensor starts running: its own ``enabled`` when given, else the
-    project's ``runtime.automations.default_status`` (``stopped`` unless set: Dagster's convention, so
-    that opening the UI to look starts no Spark run)."""
-    return loaded.project.runtime.automations.starts(enabled)
-
-
 def schedule_status(loaded: LoadedProject, enabled: bool | None) -> dg.DefaultScheduleStatus:
-    running = starts_running(loaded, enabled)
+    """A schedule's own ``enabled`` when given, else ``runtime.automations.default_status`` (stopped unless
+    set: Dagster's convention, so that opening the UI to look starts no Spark run)."""
+    running = loaded.project.runtime.automations.starts(enabled)
     return dg.DefaultScheduleStatus.RUNNING if running else dg.DefaultScheduleStatus.STOPPED
 
 

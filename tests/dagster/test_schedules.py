@@ -6,7 +6,10 @@ from datetime import datetime
 from pathlib import Path
 
 import dagster as dg
+import pytest
+from click.testing import CliRunner
 
+from dagster_streamt.cli.main import cli
 from dagster_streamt.dagster import build_definitions
 
 from ..helpers import write_project
@@ -75,6 +78,18 @@ def test_automations_start_stopped_unless_the_project_asks(tmp_path: Path) -> No
     files["stream_project.yml"] += "runtime: {automations: {default_status: running}}\n"
     busy = statuses(build_definitions(write_project(tmp_path / "b", files)))
     assert busy == {**quiet, "nightly": "RUNNING", "sched_source_freshness": "RUNNING", "s_new_data": running.value}
+
+
+@pytest.mark.parametrize(("runtime", "message"), [
+    ("{automations: {default_status: runing}}", "stream_project.yml:2: error STR012: runtime: "
+                                                "automations.default_status: Input should be 'stopped' or 'running'"),
+    ("{automation: {default_status: running}}", 'did you mean "automations"?'),
+])
+def test_a_misspelt_automations_setting_is_a_located_error(tmp_path: Path, runtime: str, message: str) -> None:
+    root = write_project(tmp_path, {**FILES, "stream_project.yml": FILES["stream_project.yml"].replace(
+        "project: {name: sched}\n", f"project: {{name: sched}}\n        runtime: {runtime}\n")})
+    out = CliRunner().invoke(cli, ["validate", "-p", str(root)])
+    assert out.exit_code != 0 and message in out.output, out.output
 
 
 def test_automation_conditions_on_models(tmp_path: Path) -> None:
