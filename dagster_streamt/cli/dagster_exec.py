@@ -137,7 +137,7 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
     if lineage_note:
         click.echo(lineage_note, err=quiet)
     if seen and checks is None:
-        bad = [c for c in seen if not c.passed]
+        bad = sorted((c for c in seen if not c.passed), key=lambda c: c.test)
         click.echo(f"tests: {len(seen) - len(bad)} passed, {len(bad)} failed"
                    + (f" ({', '.join(f'{c.test} [{c.severity}]' for c in bad)})" if bad else ""))
     failed_tests = [f"test {c.test} on {c.target} failed (severity error)" for c in seen

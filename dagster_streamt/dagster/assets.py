@@ -23,6 +23,8 @@ from .partitions import backfill_policy, partitions_def, scope_of
 from .progress import StepTimes, emit, report_times
 from .resources import RunOptions, SparkResource
 from .result_metadata import partition_metadata, result_metadata, timing, written_line
+from .source_tests import run_source_tests, standing_verdicts
+from .source_updates import source_states, sources_read, update_events
 from .test_alerts import send_test_alerts
 from .unchanged import definitions, unchanged_results
 
@@ -82,6 +84,11 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
 
         def run_step(refresh: frozenset[str]) -> Iterator[Any]:
             todo = selected
+            # the sources these models read, as they are before any reads them: new data is reported on them
+            states = source_states(loaded, sources_read(loaded, todo))
+            for event in update_events(loaded, keys, context.instance, states, f"run {context.run.run_id[:8]}"):
+                context.log_event(event)
+            verdicts = standing_verdicts(context, loaded, keys, states)  # the rest run once Spark is up
             if todo and partitioning is None:  # what needs no Spark is reported first, without a session
                 unchanged = yield from unchanged_results(context, loaded, keys, todo, refresh, checks_of,
                                                            result_metadata, spark.engine_key())
@@ -103,10 +110,15 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     context.log.info(f"streamt: partitions {scope.label()}")
                 severity = loaded.project.defaults.tests.severity
                 gates = {m for m in todo if any(blocks_downstream(t, severity) for t in checks_of(m))}
+                before = run_source_tests(context, session, loaded, keys, verdicts)
+                times.tests += before
+                stopped = verdicts.stopped
                 began = time.monotonic()
                 run = run_models(session, loaded.project, plan.order, plan.levels, plan.upstream,
                                  full_refresh=refresh, partition=scope, gates=gates,
-                                 definitions=definitions(loaded, spark.engine_key()))
+                                 definitions=definitions(loaded, spark.engine_key()),
+                                 blocked={m: stopped[s] for m in todo for s in sources_read(loaded, [m])
+                                          if s in stopped})
                 for result in run:
                     name = result.model
                     ended = time.time()
@@ -132,10 +144,11 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     # recorded in the event log: the UI shows why, and lineage events are rebuilt from it
                     yield dg.AssetObservation(asset_key=specs[name].key, metadata={
                         meta.STATUS: result.status, "error": str(result.error or ""), **times_md})
-                times.models = time.monotonic() - began - times.tests
+                times.models = time.monotonic() - began - (times.tests - before)  # the models' tests left out
                 times.quarantine = run.timings
-            if failed:
-                raise dg.Failure(description=f"{len(failed)} model(s) failed: {', '.join(failed)}",
+            if failed or stopped:
+                why = [f"{len(failed)} model(s) failed: {', '.join(failed)}"] if failed else []
+                raise dg.Failure(description="; ".join(why + [stopped[s] for s in sorted(stopped)]),
                                  metadata={"failed_models": ", ".join(failed)})
 
         refresh = run_options.models(loaded.project)  # a typo fails here, before Spark starts

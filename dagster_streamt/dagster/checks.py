@@ -9,7 +9,6 @@ import json
 from typing import Any
 
 import dagster as dg
-from dagster import AssetCheckExecutionContext
 
 from ..api import LoadedProject
 from ..checks.assertions import parse_assertions
@@ -19,8 +18,6 @@ from ..core import metadata as meta
 from ..spec.models import Test
 from .key_map import KeyMap
 from .progress import CheckEvent, emit
-from .resources import SparkResource
-from .test_alerts import send_test_alerts
 
 
 def describe_test(test: Test) -> str:
@@ -57,7 +54,21 @@ def report_check(test: Test, outcome: TestResult) -> None:
                     outcome.error or "; ".join(a.message or a.label for a in outcome.failed), outcome))
 
 
-def check_result(keys: KeyMap, test: Test, result: TestResult) -> dg.AssetCheckResult:
+def last_evaluation(instance: dg.DagsterInstance, key: dg.AssetCheckKey,
+                    skip_run: str | None = None) -> tuple[float, Any] | None:
+    """(when, evaluation) of the check's last result, not counting run ``skip_run`` (a run that has
+    planned the check already)."""
+    for record in instance.event_log_storage.get_asset_check_execution_history(key, limit=5):
+        event = record.event
+        data = event.dagster_event.event_specific_data if event is not None and event.dagster_event else None
+        if record.run_id != skip_run and event is not None and hasattr(data, "passed"):
+            return event.timestamp, data
+    return None
+
+
+def check_result(keys: KeyMap, test: Test, result: TestResult,
+                 extra: dict[str, Any] | None = None) -> dg.AssetCheckResult:
+    """The check's result; ``extra``: more metadata (what data a source test judged)."""
     failing = sum(a.failing_rows for a in result.assertions)
     md: dict[str, Any] = {
         "failing_rows": failing,
@@ -77,6 +88,7 @@ def check_result(keys: KeyMap, test: Test, result: TestResult) -> dg.AssetCheckR
     if result.error:
         md["error"] = result.error
     md[meta.RESULT] = dg.MetadataValue.json(result.compact())  # for OpenLineage assertions
+    md.update(extra or {})
     key = keys.tests[test.name]
     return dg.AssetCheckResult(
         asset_key=key.asset_key, check_name=key.name, passed=result.passed,
@@ -93,29 +105,3 @@ def _assertions_table(result: TestResult) -> str:
     if result.error:
         rows.append(f"| (test) | FAIL | - | {result.error.replace('|', '/')[:200]} |")
     return "\n".join(rows)
-
-
-def build_source_checks(loaded: LoadedProject, keys: KeyMap,
-                        sources: set[str] | None = None) -> dg.AssetChecksDefinition | None:
-    """Tests on sources (``sources``; default all): a batch read of the source (malformed rows are
-    quarantined, not tested)."""
-    tests = [test for (kind, name), ts in tests_by_target(loaded, keys).items()
-             if kind == "source" and (sources is None or name in sources) for test in ts]
-    if not tests:
-        return None
-    specs = [check_spec(loaded, keys, test) for test in tests]
-    by_key = {keys.tests[test.name]: test for test in tests}
-
-    @dg.multi_asset_check(specs=specs, name=f"{loaded.project.ident}_source_tests", can_subset=True)
-    def source_tests(context: AssetCheckExecutionContext, spark: SparkResource):  # type: ignore[no-untyped-def]
-        from ..checks.execute import execute_test
-
-        with spark.session(loaded.project) as session:
-            for key in sorted(context.selected_asset_check_keys, key=lambda k: k.name):
-                test = by_key[key]
-                outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id)
-                report_check(test, outcome)
-                send_test_alerts(test, f"source {test.source}", outcome, context.log)
-                yield check_result(keys, test, outcome)
-
-    return source_tests

@@ -15,7 +15,6 @@ from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
 from .alerts import build_failure_sensor
 from .assets import build_models_asset
-from .checks import build_source_checks
 from .freshness_checks import build_freshness_checks, build_freshness_schedule
 from .kafka_sensor import build_kafka_sensors, observable_kafka_sources
 from .key_map import KeyMap
@@ -24,6 +23,7 @@ from .new_data_sensor import build_new_data_sensors
 from .partitions import group_key
 from .resources import RunOptions, SparkResource, as_spark_resource
 from .schedules import build_schedules
+from .source_tests import build_source_checks
 from .specs import exposure_specs, model_specs, source_specs
 from .translator import StreamtTranslator
 

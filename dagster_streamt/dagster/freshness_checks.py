@@ -1,8 +1,9 @@
 """Source freshness as Dagster asset checks (``<source>_freshness``, on the source's asset) and the
 ``<project>_source_freshness`` schedule that runs only them.
 
-A freshness policy shows lateness in the UI; a check also records the measured age, alerts like any
-failed check and runs on a clock, which the external source assets (never materialized) need.
+A freshness policy shows lateness in the UI, counted from the source's last reported update
+(:mod:`.source_updates`: when new data was seen); a check measures the data's own age, records it,
+alerts like any failed check and runs on a clock.
 File sources are measured without Spark; a session starts only for ``max(column)`` checks.
 
 No `from __future__ import annotations`: Dagster reads the runtime type hints of check functions.
@@ -24,6 +25,7 @@ from .key_map import KeyMap
 from .progress import CheckEvent, emit
 from .resources import SparkResource
 from .schedules import schedule_status
+from .source_updates import source_states, update_events
 
 
 def freshness_check_result(key: dg.AssetCheckKey, outcome: FreshnessOutcome) -> dg.AssetCheckResult:
@@ -46,7 +48,8 @@ def freshness_check_result(key: dg.AssetCheckKey, outcome: FreshnessOutcome) -> 
 def build_freshness_checks(loaded: LoadedProject, key_map: KeyMap,
                            sources: set[str] | None = None) -> dg.AssetChecksDefinition | None:
     """One check per source (of ``sources``; default all) with a ``freshness:`` window and a way to
-    measure it (see checks.source_freshness)."""
+    measure it (see checks.source_freshness). Each run also reports the checked sources' new data, if
+    any, as their update (:mod:`.source_updates`), so Dagster's freshness policy on them is evaluated."""
     checked = {n: c for n, c in checked_sources(loaded.project).items() if sources is None or n in sources}
     if not checked:
         return None
@@ -60,6 +63,10 @@ def build_freshness_checks(loaded: LoadedProject, key_map: KeyMap,
     @dg.multi_asset_check(specs=specs, name=f"{loaded.project.ident}_source_freshness", can_subset=True)
     def source_freshness(context: AssetCheckExecutionContext, spark: SparkResource) -> Iterator[dg.AssetCheckResult]:
         now = datetime.now(UTC)
+        names = sorted({by_check[key] for key in context.selected_asset_check_keys})
+        for event in update_events(loaded, key_map, context.instance, source_states(loaded, names),
+                                   f"check {context.op_def.name}"):
+            context.op_execution_context.log_event(event)  # what Dagster's freshness policy counts from
         with ExitStack() as stack:
             @functools.cache
             def session() -> Any:  # started by the first check that needs one

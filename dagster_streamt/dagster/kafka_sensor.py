@@ -8,7 +8,8 @@ source feeds and of every model downstream of them, keyed by the offsets: a retr
 the same run key, which Dagster drops. Each tick that finds the offsets or the lag changed records an
 observation on the source's asset with ``kafka/end_offsets`` (per topic and partition) and
 ``kafka/lag`` (records the furthest-behind stream still has to read), so the asset page charts them.
-The source's asset is also observable ("Observe" in the UI) with the same metadata.
+The source's asset is also observable ("Observe" in the UI) with the same metadata. New records are
+also reported as an update of the source (:mod:`.source_updates`), which Dagster's freshness reads.
 
 No `from __future__ import annotations`: Dagster reads the runtime type hints of sensor functions.
 """
@@ -31,6 +32,7 @@ from ..spec.names import safe_identifier
 from .key_map import KeyMap
 from .new_data_sensor import new_data_sensor
 from .run_history import md_value
+from .source_updates import instance_of, source_states, update_events
 
 NEW_RECORDS_TAG = "streamt/new_records"  # how many records arrived since the cursor
 END_OFFSETS, LAG = "kafka/end_offsets", "kafka/lag"
@@ -110,7 +112,7 @@ def build_kafka_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source) -
             return dg.SensorResult(skip_reason=f"cannot read the offsets of source {source.name}: {exc}")
         if lag.error:
             return dg.SensorResult(skip_reason=lag.error)
-        events: list[dg.AssetObservation] = []
+        events: list[dg.AssetObservation | dg.AssetMaterialization] = []
         md = lag_metadata(lag)
         if asset is not None and _changed(context, asset, md):
             events.append(dg.AssetObservation(asset_key=asset, metadata=md))
@@ -119,6 +121,8 @@ def build_kafka_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source) -
         arrived = new_records(before, lag.end_offsets)
         if not arrived:
             return dg.SensorResult(skip_reason="no new records", cursor=cursor, asset_events=events)
+        events += update_events(loaded, key_map, instance_of(context), source_states(loaded, [source.name]),
+                                f"sensor {safe_identifier(source.name)}_new_data")
         if not models:
             return dg.SensorResult(cursor=cursor, asset_events=events, skip_reason=(
                 f"{arrived} new record(s), but source {source.name} feeds no stream model that can run on new "

@@ -2,7 +2,8 @@
 by ``sensor: {enabled: true}`` or ``runtime.automations.default_status: running``).
 
 Each tick lists the source's data files and compares them with the cursor (``{path: [size,
-mtime_ns]}``); new or grown files request ONE run of the stream models the source feeds and of every
+mtime_ns]}``); new or grown files are reported as an update of the source (see
+:mod:`.source_updates`) and request ONE run of the stream models the source feeds and of every
 model downstream of them. The run key hashes exactly that batch of files, so a batch never triggers
 two runs (Dagster drops a repeated run key), even when a tick is retried before its cursor is saved.
 
@@ -26,6 +27,7 @@ from ..source_files import DataFile, data_files, is_file_source, source_location
 from ..spec.models import Source
 from ..spec.names import safe_identifier
 from .key_map import KeyMap
+from .source_updates import instance_of, source_states, update_events
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
 
@@ -104,14 +106,16 @@ def build_new_data_sensor(loaded: LoadedProject, key_map: KeyMap, source: Source
         if not changed:
             why = "no new files" if location.exists() else f"no new files ({location} does not exist yet)"
             return dg.SensorResult(skip_reason=why, cursor=cursor)
+        events = update_events(loaded, key_map, instance_of(context), source_states(loaded, [source.name]),
+                               f"sensor {safe_identifier(source.name)}_new_data")
         if not models:
-            return dg.SensorResult(cursor=cursor, skip_reason=(
+            return dg.SensorResult(cursor=cursor, asset_events=events, skip_reason=(
                 f"{len(changed)} new file(s), but source {source.name} feeds no stream model that can run on new "
                 "data (tables re-read the whole source: put them on a schedule)"))
         request = dg.RunRequest(run_key=run_key(source.name, changed), asset_selection=keys,
                                 tags={meta.SOURCE_TAG: source.name, meta.NEW_FILES_TAG: str(len(changed))})
         context.log.info(f"streamt: {len(changed)} new file(s) in source {source.name}: running {', '.join(models)}")
-        return dg.SensorResult(run_requests=[request], cursor=cursor)
+        return dg.SensorResult(run_requests=[request], cursor=cursor, asset_events=events)
 
     return new_data
 

@@ -57,9 +57,9 @@ def automation_condition(model: Model) -> dg.AutomationCondition | None:
 MIN_POLICY_WINDOW_S = 60.0
 
 
-def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
-    """``freshness: {warn_after, error_after}`` (or streamt's seconds) as a Dagster 1.13 time-window
-    freshness policy: the asset is late once its last update is older than the window."""
+def policy_windows(fresh: Freshness | None) -> tuple[float, float | None] | None:
+    """``freshness: {warn_after, error_after}`` (or streamt's seconds) as the (fail, warn) seconds of a
+    Dagster 1.13 time-window freshness policy; None without a window."""
     from ..checks.source_freshness import windows
 
     win = windows(fresh)
@@ -70,7 +70,15 @@ def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
     assert fail is not None
     # Dagster's policies count whole minutes; streamt's `30s` windows stay exact in the freshness checks
     fail, warn = max(fail, MIN_POLICY_WINDOW_S), max(warn, MIN_POLICY_WINDOW_S) if warn is not None else None
-    if warn is not None and warn >= fail:
-        warn = None
+    return fail, warn if warn is not None and warn < fail else None
+
+
+def freshness_policy(fresh: Freshness | None) -> dg.FreshnessPolicy | None:
+    """The time-window freshness policy of :func:`policy_windows`: the asset is late once its last
+    update is older than the window."""
+    found = policy_windows(fresh)
+    if found is None:
+        return None
+    fail, warn = found
     return dg.FreshnessPolicy.time_window(fail_window=timedelta(seconds=fail),
                                           warn_window=timedelta(seconds=warn) if warn is not None else None)

@@ -28,7 +28,7 @@ from ..checks.assertions import decided_by_data, nothing_to_judge, relations_rea
 from ..checks.results import blocks_downstream, model_tests
 from ..core.results import ModelResult
 from ..spec.models import Test
-from .checks import check_result, report_check
+from .checks import check_result, last_evaluation, report_check
 from .key_map import KeyMap
 from .progress import CheckEvent, emit
 from .result_metadata import timing
@@ -59,7 +59,7 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
             continuous = test.type == "continuous"
             if not continuous and not decided_by_data(test):
                 return False
-            found = _last_evaluation(instance, keys.tests[test.name], context.run.run_id)
+            found = last_evaluation(instance, keys.tests[test.name], skip_run=context.run.run_id)
             if found is None or found[0] < record.at:
                 return False
             evaluation = found[1]
@@ -94,16 +94,6 @@ def definitions(loaded: LoadedProject, engine: str) -> "Definitions":
     from ..spark.up_to_date import Definitions
 
     return Definitions(loaded.compiled, model_tests(loaded.project.tests), relations_read, engine)
-
-
-def _last_evaluation(instance: dg.DagsterInstance, key: dg.AssetCheckKey, run_id: str) -> tuple[float, Any] | None:
-    """(when, evaluation) of the check's last result from another run (this run has planned it already)."""
-    for record in instance.event_log_storage.get_asset_check_execution_history(key, limit=5):
-        event = record.event
-        data = event.dagster_event.event_specific_data if event is not None and event.dagster_event else None
-        if record.run_id != run_id and event is not None and hasattr(data, "passed"):
-            return event.timestamp, data
-    return None
 
 
 def _result(loaded: LoadedProject, name: str, record: Any) -> ModelResult:

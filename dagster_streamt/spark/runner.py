@@ -48,7 +48,8 @@ MAX_PARALLEL = 8
 def run_models(spark: SparkSession, project: Project, models: Sequence[str], levels: Sequence[Sequence[str]],
                upstream: Mapping[str, AbstractSet[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
                partition: PartitionScope | None = None, gates: Collection[str] | None = None,
-               definitions: up_to_date.Definitions | None = None) -> ModelRun:
+               definitions: up_to_date.Definitions | None = None,
+               blocked: Mapping[str, str] | None = None) -> ModelRun:
     """Run ``models`` (topological order): iterate the returned :class:`ModelRun` for one
     :class:`ModelResult` per model as it finishes.
 
@@ -59,7 +60,8 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     (:meth:`ModelRun.block`, for those with blocking checks); the downstream of any other model starts
     before its result is consumed. None: every model gates. ``definitions``: given, each model that
     succeeds keeps its up-to-date record (:mod:`.up_to_date`), so a later run that finds nothing new
-    for it needs no Spark.
+    for it needs no Spark. ``blocked``: models skipped before they start, with why (a blocking test
+    of a source they read failed), and so their downstream.
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
 
     >>> run = run_models(spark, project, ["orders", "totals"], [["orders"], ["totals"]],
@@ -71,7 +73,7 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     ctx = replace(RunContext.create(spark, project), partition=partition, up_to_date=definitions)
     check_project_root(ctx.paths, frozenset(full_refresh))
     return ModelRun(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
-                    frozenset(gates) if gates is not None else None)
+                    frozenset(gates) if gates is not None else None, blocked or {})
 
 
 class ModelRun:
@@ -83,8 +85,9 @@ class ModelRun:
 
     def __init__(self, ctx: RunContext, models: list[str], levels: list[list[str]],
                  upstream: Mapping[str, AbstractSet[str]], full_refresh: frozenset[str],
-                 gates: frozenset[str] | None) -> None:
-        self._blocked: dict[str, str] = {}  # model -> why its downstream is skipped (the first reason wins)
+                 gates: frozenset[str] | None, blocked: Mapping[str, str]) -> None:
+        # model -> why it (given before the run) or its downstream is skipped (the first reason wins)
+        self._blocked: dict[str, str] = dict(blocked)
         self._ctx = ctx
         self._results = _run(ctx, models, levels, upstream, full_refresh, self._blocked, gates)
 
@@ -173,6 +176,8 @@ def _skip_cause(project: Project, name: str, ups: AbstractSet[str], blocked: Map
     model = project.models.get(name)
     if model is not None and not model.enabled:
         return f"model {name} is disabled (enabled: false)"
+    if name in blocked:  # blocked before the run started
+        return blocked[name]
     for up in sorted(ups):
         if up in blocked:
             return blocked[up]

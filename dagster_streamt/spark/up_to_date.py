@@ -96,15 +96,7 @@ class InputState:
     def source(self, name: str) -> str | None:
         """A source's state: its listing digest, or its topics' start and end offsets on the project's
         broker (a batch read reads from the start, which retention moves)."""
-        snapshot = self.listing(name)
-        if snapshot is not None:
-            return listing_digest(snapshot)
-        source = self.project.sources[name]
-        if source.resolved_format != "kafka":
-            return None
-        if name not in self.offsets:
-            self.offsets[name] = _offsets(self.project, name)
-        return self.offsets[name]
+        return source_state(self.project, name, self.listing(name), self.offsets)
 
     def digest(self, name: str) -> str | None:
         """The model's input digest (see the module docstring); None when Python cannot follow an input."""
@@ -139,6 +131,21 @@ class InputState:
         if upstream.partitioned_by is not None or upstream.materialized == "sink":
             return None
         return _version_of(self.version(name))
+
+
+def source_state(project: Project, name: str, snapshot: Snapshot | None,
+                 offsets: dict[str, str | None] | None = None) -> str | None:
+    """A source's state without Spark: the digest of its file listing (``snapshot``), else its topics'
+    start and end offsets on the project's broker (kept in ``offsets``, one broker call per source);
+    None when only Spark can tell."""
+    if snapshot is not None:
+        return listing_digest(snapshot)
+    if project.sources[name].resolved_format != "kafka":
+        return None
+    cache = {} if offsets is None else offsets
+    if name not in cache:
+        cache[name] = _offsets(project, name)
+    return cache[name]
 
 
 def reads_of(defs: Definitions, name: str) -> set[tuple[str, str]] | None:

@@ -8,9 +8,12 @@ from typing import Any
 
 import dagster as dg
 import pytest
+from deltalake import DeltaTable
 
+from dagster_streamt.api import load
 from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.resources import SparkResource
+from dagster_streamt.spark.storage.warehouse import Warehouse
 
 from ..conftest import StreamtHere
 from ..helpers import write_project
@@ -50,11 +53,13 @@ def project(tmp_path: Path, tests: str) -> Path:
     return root
 
 
-def run(root: Path, selection: dg.AssetSelection | None = None) -> dg.ExecuteInProcessResult:
+def run(root: Path, selection: dg.AssetSelection | None = None,
+        instance: dg.DagsterInstance | None = None) -> dg.ExecuteInProcessResult:
     defs = build_definitions(root, spark=SparkResource(project_dir=str(root), keep_alive=True))
     job = dg.define_asset_job("j", selection=selection or dg.AssetSelection.all())
     defs = dg.Definitions(assets=defs.assets, asset_checks=defs.asset_checks, resources=defs.resources, jobs=[job])
-    return defs.resolve_job_def("j").execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    return defs.resolve_job_def("j").execute_in_process(instance=instance or dg.DagsterInstance.ephemeral(),
+                                                        raise_on_error=False)
 
 
 def checks(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
@@ -83,7 +88,8 @@ def test_blocking_failure_stops_downstream_and_warn_does_not(spark: Any, tmp_pat
               - row_count: {min: 100}
         """)
     result = run(root)
-    assert mats(result) == ["after_other", "clean", "other"]  # downstream_of_clean was blocked
+    # downstream_of_clean was blocked; the source's data is reported as its update
+    assert mats(result) == ["after_other", "clean", "other", "sources/events"]
     got = checks(result)
     clean = got["clean_is_valid"]
     assert not clean.passed and clean.severity == dg.AssetCheckSeverity.ERROR
@@ -113,7 +119,7 @@ def test_check_only_execution_and_source_checks(spark: Any, tmp_path: Path) -> N
             assertions: [{unique: {columns: [id]}}, {row_count: {min: 5, max: 5}}]
         """)
     first = run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"])))
-    assert mats(first) == ["clean"]
+    assert mats(first) == ["clean", "sources/events"]
     only = run(root, dg.AssetSelection.checks_for_assets(dg.AssetKey(["clean"])))
     assert mats(only) == []  # nothing rematerialized: the check read the stored table
     result = checks(only)["clean_ids"]
@@ -121,6 +127,44 @@ def test_check_only_execution_and_source_checks(spark: Any, tmp_path: Path) -> N
     src = checks(run(root, dg.AssetSelection.checks_for_assets(dg.AssetKey(["sources", "events"]))))
     ev = src["events_unique"]
     assert not ev.passed and ev.metadata["failing_rows"].value == 1 and ev.metadata["total_rows"].value == 5
+
+
+def test_source_tests_run_with_the_models_that_read_the_source(spark: Any, tmp_path: Path) -> None:
+    """A source's tests run in the first run of its models after its data changed; a failed blocking one
+    skips the models reading it (and their downstream) and fails the run; unchanged data keeps the verdict."""
+    root = project(tmp_path, """\
+        tests:
+          - name: events_unique
+            source: events
+            severity: error
+            assertions: [{unique: {columns: [id]}}]
+        """)
+    instance = dg.DagsterInstance.ephemeral()
+    first = run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"]), dg.AssetKey(["downstream_of_clean"])),
+                instance)
+    assert not first.success and mats(first) == ["sources/events"]  # the update, no model
+    verdict = checks(first)["events_unique"]
+    assert not verdict.passed and verdict.asset_key == dg.AssetKey(["sources", "events"])
+    assert verdict.metadata["failing_rows"].value == 1 and len(verdict.metadata["streamt/judged"].value) == 24
+    skipped = {e.asset_key.to_user_string(): e.asset_observation_data.asset_observation.metadata["error"].value
+               for e in first.all_events if e.event_type_value == "ASSET_OBSERVATION"}
+    assert skipped == {"clean": "skipped: blocking test events_unique on source events failed",
+                       "downstream_of_clean": "skipped: blocking test events_unique on source events failed"}
+    failure = next(e for e in first.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "blocking test events_unique on source events failed" in failure.event_specific_data.error.message
+
+    # the same data: the verdict stands without a rerun, and still blocks
+    again = run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"])), instance)
+    assert not again.success and checks(again) == {} and mats(again) == []
+    # the duplicate removed: the test runs again, passes, and the models run
+    (root / "data" / "e.json").write_text(DATA.replace('{"id": 2, "kind": "b", "v": 2.0}\n', "", 1))
+    fixed = run(root, dg.AssetSelection.assets(dg.AssetKey(["clean"]), dg.AssetKey(["downstream_of_clean"])),
+                instance)
+    assert fixed.success and checks(fixed)["events_unique"].passed
+    assert mats(fixed) == ["clean", "downstream_of_clean", "sources/events"]
+    table = DeltaTable(str(Warehouse.for_project(load(root).project).data_dir("downstream_of_clean")))
+    assert sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["kind"]) == [
+        {"kind": "a", "total": 0.0}, {"kind": "b", "total": 2.0}, {"kind": "zzz", "total": 3.0}]
 
 
 def test_check_on_a_model_never_materialized_fails_clearly(spark: Any, tmp_path: Path) -> None:

@@ -110,6 +110,25 @@ def test_freshness_checks_pass_warn_and_error(root: Path) -> None:
     warn_only = ev["warn_only_freshness"]  # only warn_after: late is a warning, never an error
     assert not warn_only.passed and warn_only.severity == dg.AssetCheckSeverity.WARN
 
+    # the sources' data reported as their updates, which Dagster's freshness policy counts from; data first
+    # seen already older than the policy allows (stale, warn_only) is not, nor an empty folder
+    instance = dg.DagsterInstance.ephemeral()
+    updates = {e.asset_key.to_user_string(): e.step_materialization_data.materialization
+               for e in job.execute_in_process(instance=instance).get_asset_materialization_events()}
+    assert sorted(updates) == ["sources/fresh", "sources/late"]
+    fresh = updates["sources/fresh"]
+    then = (datetime.now(UTC) - AGES["fresh"]).timestamp()
+    assert abs(fresh.metadata["dagster/last_updated_timestamp"].value - then) < 60
+    assert fresh.metadata["files"].value == 1 and len(fresh.tags["dagster/data_version"]) == 24
+    assert fresh.tags["dagster/data_version"] != updates["sources/late"].tags["dagster/data_version"]
+    # the same data is not reported twice; a new file is
+    assert job.execute_in_process(instance=instance).get_asset_materialization_events() == []
+    (root / "data" / "fresh" / "part-1.json").write_text('{"id": 2}\n')
+    again = job.execute_in_process(instance=instance).get_asset_materialization_events()
+    assert [e.asset_key.to_user_string() for e in again] == ["sources/fresh"]
+    assert again[0].step_materialization_data.materialization.tags["dagster/data_version"] != \
+        fresh.tags["dagster/data_version"]
+
 
 def test_checked_sources_cron_override_and_diagnostics(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", {

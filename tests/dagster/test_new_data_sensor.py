@@ -177,3 +177,32 @@ def test_cursor_and_run_key_helpers(tmp_path: Path) -> None:
     single.write_text("{}\n")
     assert [f.path for f in data_files(single)] == ["one.json"]
     assert data_files(tmp_path / "missing") == []
+
+
+def test_new_files_are_reported_as_the_sources_update(root: Path) -> None:
+    """What Dagster's freshness policy on the source counts from: one materialization of the source per
+    new state of its files (stored as the daemon stores a sensor's asset events), never two for one."""
+    defs = build_definitions(root)
+    sensor = defs.resolve_sensor_def("events_new_data")
+    key = dg.AssetKey(["sources", "events"])
+    with dg.instance_for_test() as instance:
+        def events(cursor: str | None) -> list[dg.AssetMaterialization]:
+            data = sensor.evaluate_tick(dg.build_sensor_context(cursor=cursor, instance=instance, definitions=defs))
+            found = [e for e in data.asset_events if isinstance(e, dg.AssetMaterialization)]
+            for event in found:
+                instance.report_runless_asset_event(event)
+            return found
+
+        first = events(None)
+        assert [e.asset_key for e in first] == [key]
+        mtime = (root / "data" / "events" / "a.json").stat().st_mtime
+        assert first[0].metadata["dagster/last_updated_timestamp"].value == pytest.approx(mtime, abs=0.01)
+        assert first[0].metadata["files"].value == 1  # bookkeeping files are not data
+        assert first[0].metadata["seen_by"].value == "sensor events_new_data"
+        assert events(None) == []  # a retried tick: the same files, already reported
+        (root / "data" / "events" / "b.json").write_text('{"id": 2, "ts": "2026-01-01T01:00:00"}\n')
+        second = events(None)
+        assert len(second) == 1 and second[0].tags["dagster/data_version"] != first[0].tags["dagster/data_version"]
+        latest = instance.get_latest_materialization_event(key)
+        assert latest is not None and latest.asset_materialization is not None
+        assert latest.asset_materialization.tags["dagster/data_version"] == second[0].tags["dagster/data_version"]

@@ -3,7 +3,7 @@ Chromium driven by Playwright. Nothing runs until asked (schedules and new-data 
 after the daemon's sensor loop went round); "Materialize all" with one click on "All" launches the
 backfill the daemon executes (one run for the models, one single run for every day partition); the numbers
 the asset and partition pages show equal what Delta holds (read back with delta-rs); times are dates;
-the console carries none of our warnings."""
+the source's freshness is evaluated and its test ran; the console carries none of our warnings."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ RUNS = "{ runsOrError { ... on Runs { results { runId status assetSelection { pa
 AUTOMATIONS = """{ repositoriesOrError { ... on RepositoryConnection { nodes {
   sensors { name sensorState { status ticks(limit: 1) { status } } }
   schedules { name scheduleState { status } } } } } }"""
+SOURCE = """{ assetNodes(assetKeys: [{path: ["sources", "orders_raw"]}]) {
+  freshnessStatusInfo { freshnessStatus }
+  assetChecksOrError { ... on AssetChecks { checks { name executionForLatestMaterialization { status } } } } } }"""
 BACKFILLS = "{ partitionBackfillsOrError { ... on PartitionBackfills { results { id status numPartitions } } } }"
 
 
@@ -207,6 +210,20 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(browser: Any
     assert re.fullmatch(r"\w{3} \d+, \d+:\d\d:\d\d [AP]M UTC", _metadata(text, "streamt/started_at", 1))
     sql = text[text.index("executed_sql"):text.index("streamt/started_at")]  # user-facing names only
     assert "-- orders_raw (source): read as a stream" in sql and "__stream" not in sql
+
+    # 4. Sources Dagster judges: the models' run reported the sources' new data (files just written) as
+    #    their update, so the freshness daemon evaluated their policies; the source's test ran in that run
+    def judged() -> dict[str, Any] | None:
+        node = graphql(port, SOURCE)["assetNodes"][0]
+        status = (node["freshnessStatusInfo"] or {}).get("freshnessStatus")
+        return node if status not in (None, "UNKNOWN", "NOT_APPLICABLE") else None
+
+    source = _until("the freshness daemon to judge orders_raw", judged, deadline, log, every=2.0)
+    assert source["freshnessStatusInfo"]["freshnessStatus"] == "HEALTHY"
+    checks = {c["name"]: c["executionForLatestMaterialization"] for c in source["assetChecksOrError"]["checks"]}
+    assert checks["orders_raw_unique_events"] is not None, checks
+    assert checks["orders_raw_unique_events"]["status"] in ("SUCCEEDED", "FAILED")  # ran: a warning at most
+    assert checks["orders_raw_freshness"] is None  # its schedule is stopped: not run, and not shown as passed
 
     console = log.read_text(errors="replace")
     assert "superseded" not in console and "does not yet fully support pandas" not in console
