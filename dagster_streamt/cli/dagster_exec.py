@@ -108,7 +108,10 @@ def execute(loaded: LoadedProject, env: str | None, names: list[str], tags: Mapp
                 return  # `streamt test` prints its own table
             mark = icons["success"] if e.passed else icons["failed" if e.severity == "error" else "skipped"]
             verdict = "passed" if e.passed else f"FAILED ({e.severity}): {e.failing_rows:,} failing rows"
-            echo(f"      {mark} test {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
+            # a model's tests print under it; a source's (run before the models that read it) say which source
+            head = f"  {mark} source {e.target.removeprefix('source.')}: test" if e.target.startswith("source.") \
+                else f"      {mark} test"
+            echo(f"{head} {e.test} {verdict}" + ("" if e.passed else f" - {e.message[:120]}"))
             return
         events.append(e)
         rows = f"{e.rows_written:,} rows" if e.rows_written is not None else \
