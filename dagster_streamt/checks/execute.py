@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def execute_test(spark: SparkSession, project: Project, test: Test, *, run_id: str | None = None,
-                 progress: ModelResult | None = None) -> TestResult:
-    """``progress`` is the target stream model's ModelResult of this run (for throughput/max_lag)."""
+                 progress: ModelResult | None = None, quarantine: bool = True) -> TestResult:
+    """``progress`` is the target stream model's ModelResult of this run (for throughput/max_lag);
+    ``quarantine=False``: a source read leaves its malformed records to the models that read it next."""
     from ..spark import describe_exception, register_model_view, register_source_view
 
     started = perf_counter()
@@ -28,7 +29,7 @@ def execute_test(spark: SparkSession, project: Project, test: Test, *, run_id: s
 
     def resolve(kind: str, name: str) -> str:
         view = register_model_view(spark, project, name) if kind == "model" else \
-            register_source_view(spark, project, name)
+            register_source_view(spark, project, name, quarantine)
         return f"`{view}`"
 
     kind, name = target_of(test)

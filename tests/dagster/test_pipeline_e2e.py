@@ -31,6 +31,13 @@ def generate(project: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
+def _parsed(line: str) -> dict[str, Any] | None:
+    try:
+        return dict(json.loads(line))
+    except ValueError:
+        return None
+
+
 def expected_orders(project: Path) -> tuple[list[dict[str, Any]], int]:
     """(valid order rows as the SQL keeps them, malformed line count), computed in plain Python."""
     valid, bad = [], 0
@@ -80,7 +87,10 @@ def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:
     result = materialize(shop)
     assert result.success
     mats = materialized(result)
-    assert sorted(mats) == ["customer_orders", "high_value_orders", "order_metrics", "orders_clean", "orders_export"]
+    # the models, and the sources' new data reported as their updates
+    assert sorted(mats) == ["customer_orders", "high_value_orders", "order_metrics", "orders_clean", "orders_export",
+                            "sources/customers", "sources/orders_raw"]
+    assert mats["sources/orders_raw"]["files"] == len(list((shop / "data" / "orders").glob("*.json")))
 
     valid, bad = expected_orders(shop)
     clean = table(spark, shop, "orders_clean")
@@ -110,7 +120,14 @@ def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:
     evals = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
              for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
     assert sorted(evals) == ["customer_orders_unique", "orders_clean_customer_known", "orders_clean_live",
-                             "orders_clean_quality", "orders_clean_schema"]
+                             "orders_clean_quality", "orders_clean_schema", "orders_raw_unique_events"]
+    # the source's test ran before the models read it: the feed delivers some orders twice (a warning)
+    twice = evals["orders_raw_unique_events"]
+    ids = [rec["order_id"] for f in sorted((shop / "data" / "orders").glob("*.json"))
+           for rec in map(_parsed, f.read_text().splitlines()) if rec and rec.get("order_id") is not None]
+    assert not twice.passed and twice.severity == dg.AssetCheckSeverity.WARN
+    assert twice.asset_key == dg.AssetKey(["sources", "orders_raw"])
+    assert twice.metadata["failing_rows"].value == len(ids) - len(set(ids)) > 0
     assert evals["orders_clean_quality"].passed and evals["customer_orders_unique"].passed
     known = evals["orders_clean_customer_known"]
     assert not known.passed and known.severity == dg.AssetCheckSeverity.WARN
@@ -146,7 +163,8 @@ def test_whole_pipeline_then_incremental(spark: Any, shop: Path) -> None:
 
     # a subset run reads its upstream table from the warehouse
     only = materialize(shop, ["customer_orders"])
-    assert only.success and sorted(materialized(only)) == ["customer_orders"]
+    # (each run here has an instance of its own: the source it reads is new data to it)
+    assert only.success and sorted(materialized(only)) == ["customer_orders", "sources/customers"]
 
 
 def test_failing_model_skips_exactly_its_downstream(spark: Any, tmp_path: Path) -> None:
@@ -174,7 +192,7 @@ def test_failing_model_skips_exactly_its_downstream(spark: Any, tmp_path: Path) 
     (root / "data" / "e.json").write_text('{"id": 1, "v": 1.5}\n{"id": 2, "v": 2.5}\n')
     result = materialize(root)
     assert not result.success
-    assert sorted(materialized(result)) == ["a", "fine"]
+    assert sorted(materialized(result)) == ["a", "fine", "sources/events"]
     assert sorted(r["v2"] for r in table(spark, root, "fine")) == [3.0, 5.0]
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "broken" in failure.event_specific_data.error.message

@@ -30,7 +30,7 @@ from ..run.partitions import KEY_COLUMN, signature
 from ..storage.store import Loc
 from .inputs import DEFAULT_DELAY, Input, InputStats, Mode, Rendered, counted_stream, quote, watermarked
 from .snapshots import model_version
-from .source_views import register_source
+from .source_views import register_source, valid_batch_rows
 from .sources import PERMISSIVE, can_stream
 
 
@@ -301,10 +301,15 @@ def _register_model_stream(ctx: RunContext, inp: Input) -> InputStats:
     return InputStats()
 
 
-def register_source_view(spark: SparkSession, project: Project, name: str) -> str:
+def register_source_view(spark: SparkSession, project: Project, name: str, quarantine: bool = True) -> str:
     """A source read in batch (valid rows; malformed ones go to quarantine) as the temporary view
-    ``name`` (returned), e.g. for tests on sources."""
-    ensure(RunContext.create(spark, project), Input("source", name, "batch", name)).resolved()  # quarantined
+    ``name`` (returned), e.g. for tests on sources. ``quarantine=False``: the valid rows only, the
+    malformed ones left for the next read to quarantine (a run's models, which report how many)."""
+    ctx = RunContext.create(spark, project)
+    if quarantine:
+        ensure(ctx, Input("source", name, "batch", name)).resolved()  # quarantined
+    else:
+        valid_batch_rows(ctx, name).createOrReplaceTempView(name)
     return name
 
 

@@ -59,6 +59,12 @@ def register_source(ctx: RunContext, inp: Input) -> InputStats:
     return InputStats(count()) + later
 
 
+def valid_batch_rows(ctx: RunContext, name: str) -> DataFrame:
+    """The source's rows that parse, read in batch, without quarantining the others: the next read that
+    does (a model's) finds them new, and counts them in its result."""
+    return valid_rows(_batch_read(ctx, name))
+
+
 def _batch_read(ctx: RunContext, name: str) -> SourceRead:
     """The source read in batch, pinned to the run's snapshot of its files (see input_files)."""
     source = ctx.project.sources[name]
