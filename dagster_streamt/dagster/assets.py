@@ -118,7 +118,8 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                                  full_refresh=refresh, partition=scope, gates=gates,
                                  definitions=definitions(loaded, spark.engine_key()),
                                  blocked={m: stopped[s] for m in todo for s in sources_read(loaded, [m])
-                                          if s in stopped})
+                                          if s in stopped},
+                                 on_start=lambda name: context.log.info(f"streamt: {name} started"))
                 for result in run:
                     name = result.model
                     ended = time.time()

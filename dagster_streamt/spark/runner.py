@@ -49,7 +49,8 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
                upstream: Mapping[str, AbstractSet[str]], full_refresh: set[str] | frozenset[str] = frozenset(),
                partition: PartitionScope | None = None, gates: Collection[str] | None = None,
                definitions: up_to_date.Definitions | None = None,
-               blocked: Mapping[str, str] | None = None) -> ModelRun:
+               blocked: Mapping[str, str] | None = None,
+               on_start: Callable[[str], None] | None = None) -> ModelRun:
     """Run ``models`` (topological order): iterate the returned :class:`ModelRun` for one
     :class:`ModelResult` per model as it finishes.
 
@@ -61,7 +62,8 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     before its result is consumed. None: every model gates. ``definitions``: given, each model that
     succeeds keeps its up-to-date record (:mod:`.up_to_date`), so a later run that finds nothing new
     for it needs no Spark. ``blocked``: models skipped before they start, with why (a blocking test
-    of a source they read failed), and so their downstream.
+    of a source they read failed), and so their downstream. ``on_start``: called with each model's name as
+    it starts, in the thread that iterates the run (a log line marks the start of each model).
     Raises :class:`~.state.ProjectMovedError` (before running anything) for a moved project.
 
     >>> run = run_models(spark, project, ["orders", "totals"], [["orders"], ["totals"]],
@@ -73,7 +75,7 @@ def run_models(spark: SparkSession, project: Project, models: Sequence[str], lev
     ctx = replace(RunContext.create(spark, project), partition=partition, up_to_date=definitions)
     check_project_root(ctx.paths, frozenset(full_refresh))
     return ModelRun(ctx, list(models), _levels(models, levels), upstream, frozenset(full_refresh),
-                    frozenset(gates) if gates is not None else None, blocked or {})
+                    frozenset(gates) if gates is not None else None, blocked or {}, on_start)
 
 
 class ModelRun:
@@ -85,11 +87,12 @@ class ModelRun:
 
     def __init__(self, ctx: RunContext, models: list[str], levels: list[list[str]],
                  upstream: Mapping[str, AbstractSet[str]], full_refresh: frozenset[str],
-                 gates: frozenset[str] | None, blocked: Mapping[str, str]) -> None:
+                 gates: frozenset[str] | None, blocked: Mapping[str, str],
+                 on_start: Callable[[str], None] | None = None) -> None:
         # model -> why it (given before the run) or its downstream is skipped (the first reason wins)
         self._blocked: dict[str, str] = dict(blocked)
         self._ctx = ctx
-        self._results = _run(ctx, models, levels, upstream, full_refresh, self._blocked, gates)
+        self._results = _run(ctx, models, levels, upstream, full_refresh, self._blocked, gates, on_start)
 
     def block(self, model: str, reason: str) -> None:
         """Skip ``model``'s downstream models, saying ``reason``; called for a gating model's result
@@ -115,7 +118,8 @@ def _levels(models: Sequence[str], levels: Sequence[Sequence[str]]) -> list[list
 
 
 def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: Mapping[str, AbstractSet[str]],
-         full_refresh: frozenset[str], blocked: dict[str, str], gates: frozenset[str] | None) -> Iterator[ModelResult]:
+         full_refresh: frozenset[str], blocked: dict[str, str], gates: frozenset[str] | None,
+         on_start: Callable[[str], None] | None = None) -> Iterator[ModelResult]:
     """Start each model as soon as its selected upstream models have finished (not when their whole
     level has): a long model holds back only its own downstream. Order among ready models follows
     ``levels``. The result of a model in ``gates`` (None: every model) is yielded before any model
@@ -144,6 +148,8 @@ def _run(ctx: RunContext, models: list[str], levels: list[list[str]], upstream: 
                         finished.add(name)  # its downstream is ready (to be skipped) at the next pass
                         yield skipped(name, _materialized(ctx.project, name), f"skipped: {cause}")
                         continue
+                    if on_start is not None:
+                        on_start(name)
                     running[pool.submit(run_one, ctx, name, name in full_refresh)] = name
 
         while waiting or running:

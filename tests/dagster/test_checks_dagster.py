@@ -162,6 +162,15 @@ def test_source_tests_run_with_the_models_that_read_the_source(spark: Any, tmp_p
                 instance)
     assert fixed.success and checks(fixed)["events_unique"].passed
     assert mats(fixed) == ["clean", "downstream_of_clean", "sources/events"]
+    # each model's start and end in the run's log (one step runs them all); a model's downstream may start
+    # before its result line is logged, never before it started
+    said = [e.user_message for e in instance.all_logs(fixed.run_id) if e.user_message.startswith("streamt: ")]
+    at = {text: next(i for i, m in enumerate(said) if m.startswith(text)) for text in (
+        "streamt: clean started", "streamt: clean: 4 rows written", "streamt: downstream_of_clean started",
+        "streamt: downstream_of_clean: 3 rows written")}
+    assert at["streamt: clean started"] < at["streamt: clean: 4 rows written"], said
+    assert at["streamt: clean started"] < at["streamt: downstream_of_clean started"] < \
+        at["streamt: downstream_of_clean: 3 rows written"], said
     table = DeltaTable(str(Warehouse.for_project(load(root).project).data_dir("downstream_of_clean")))
     assert sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["kind"]) == [
         {"kind": "a", "total": 0.0}, {"kind": "b", "total": 2.0}, {"kind": "zzz", "total": 3.0}]

@@ -29,7 +29,7 @@ def tick(defs: dg.Definitions, name: str, cursor: str | None,
 
 
 def observation(data: dg.SensorExecutionData) -> dict[str, object]:
-    (event,) = data.asset_events
+    (event,) = [e for e in data.asset_events if not isinstance(e, dg.AssetMaterialization)]
     assert isinstance(event, dg.AssetObservation) and event.asset_key == dg.AssetKey(["sources", "payments"])
     return {k: getattr(v, "value", v) for k, v in event.metadata.items()}
 
@@ -53,6 +53,11 @@ def test_sensor_fires_once_per_new_offsets_and_observes_lag(kafka_broker: KafkaB
         md = observation(data)
         assert md["kafka/end_offsets"] == {pay: {str(p): o for p, o in sorted(end.items())}}
         assert "kafka/lag" not in md and md["kafka/messages"] == 40  # no stream has run: lag unknown
+        # the new records are the source's update (what Dagster's freshness policy counts from)
+        (first,) = [e for e in data.asset_events if isinstance(e, dg.AssetMaterialization)]
+        assert first.asset_key == dg.AssetKey(["sources", "payments"]) and first.metadata["seen_by"].value == \
+            "sensor payments_new_data"
+        instance.report_runless_asset_event(first)
 
         # a retried tick from the same cursor asks for the same run: Dagster drops the repeat
         again = tick(defs, "payments_new_data", None, instance)
@@ -77,6 +82,8 @@ def test_sensor_fires_once_per_new_offsets_and_observes_lag(kafka_broker: KafkaB
         (request3,) = data.run_requests or []
         assert request3.run_key != request.run_key and request3.tags["streamt/new_records"] == "5"
         assert data.cursor != cursor1 and observation(data)["kafka/lag"] == 5
+        (update,) = [e for e in data.asset_events if isinstance(e, dg.AssetMaterialization)]
+        assert update.tags["dagster/data_version"] != first.tags["dagster/data_version"]
 
         # the batch-only source's sensor sees new records but has no stream to run
         data = tick(defs, "refunds_new_data", None, instance)
