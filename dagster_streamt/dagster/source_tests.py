@@ -3,7 +3,7 @@ and by the first run of the models that read the source after its data changed.
 
 A source is never materialized, so Dagster never runs its checks with a run of its own; left to
 "Execute" in the UI, they stay unevaluated while models read new data. So a run of the models that
-read a source runs the source's tests first, in its own Spark session, unless their last result was
+read a source runs the source's tests first, in that run's Spark session, unless their last result was
 about the same data (each result records what it judged: the source's state, see
 :mod:`.source_updates`, and the test's definition); a source whose state only Spark can tell is tested
 at every such run. Results are logged as the checks' evaluations; a failed blocking test skips the

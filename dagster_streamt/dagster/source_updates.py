@@ -18,6 +18,8 @@ is not reported (the policy keeps counting from the previous update, so both say
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,9 +48,6 @@ class SourceData:
 def source_data(loaded: LoadedProject, name: str, offsets: dict[str, str | None] | None = None) -> SourceData | None:
     """The source's state now (see the module docstring); None when only Spark can tell (a JDBC or
     table source, a listing with globs, an unreachable broker) or a folder holds no data file."""
-    import hashlib
-    import json
-
     from ..spark.delta.input_files import python_snapshot
     from ..spark.up_to_date import source_state
 
