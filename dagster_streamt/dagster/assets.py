@@ -125,6 +125,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                     ended = time.time()
                     times_md = timing(ended - float(result.duration_s or 0.0), ended)
                     emit(result)
+                    times.per_model[name] = float(result.duration_s or 0.0)
                     if result.status == "success":
                         context.log.info(f"streamt: {written_line(result)}")
                         if result.rows_outside_partitions:

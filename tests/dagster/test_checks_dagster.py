@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
@@ -171,6 +172,13 @@ def test_source_tests_run_with_the_models_that_read_the_source(spark: Any, tmp_p
     assert at["streamt: clean started"] < at["streamt: clean: 4 rows written"], said
     assert at["streamt: clean started"] < at["streamt: downstream_of_clean started"] < \
         at["streamt: downstream_of_clean: 3 rows written"], said
+    # and each model's own time, the slowest first, in the log and as a run tag the run's page shows
+    tags = instance.get_run_by_id(fixed.run_id).tags
+    [per_model] = [v for k, v in tags.items() if k.startswith("streamt/model_times/")]
+    named = re.fullmatch(r"(\w+) ([\d.]+) s, (\w+) ([\d.]+) s", per_model)
+    assert named and {named[1], named[3]} == {"clean", "downstream_of_clean"}, per_model
+    assert float(named[2]) >= float(named[4]), per_model
+    assert f"streamt: time per model, slowest first: {per_model}" in said, said
     table = DeltaTable(str(Warehouse.for_project(load(root).project).data_dir("downstream_of_clean")))
     assert sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["kind"]) == [
         {"kind": "a", "total": 0.0}, {"kind": "b", "total": 2.0}, {"kind": "zzz", "total": 3.0}]

@@ -189,6 +189,14 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(browser: Any
     today = datetime.now(UTC).date()  # the last day partition is yesterday's (UTC; a run may cross midnight)
     ends = {(today - timedelta(days=d)).isoformat() for d in (1, 2)}
     assert daily_tags["dagster/asset_partition_range_end"] in ends
+    # each model's own time on the run's page (one step, one Gantt bar): every model named, slowest first
+    models_tags = {t["key"]: t["value"] for t in by_assets[("customer_orders", "high_value_orders", "order_metrics",
+                                                            "orders_clean", "orders_export")]["tags"]}
+    [per_model] = [v for k, v in models_tags.items() if k.startswith("streamt/model_times/")]
+    timed = [part.rsplit(" ", 2) for part in per_model.split(", ")]
+    assert sorted(name for name, _, _ in timed) == ["customer_orders", "high_value_orders", "order_metrics",
+                                                    "orders_clean", "orders_export"], per_model
+    assert [float(secs) for _, secs, _ in timed] == sorted((float(secs) for _, secs, _ in timed), reverse=True)
 
     # 3. What the pages show is what Delta holds
     revenue = _delta_rows(shop, "daily_revenue")
