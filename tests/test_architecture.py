@@ -30,6 +30,7 @@ FORBIDDEN = {
                 "docs_site"},
     "lineage": {"api", "spark", "dagster", "cli", "docs_site", "openlineage"},  # events are built from lineage
     "validation": {"api", "spark", "dagster", "cli", "docs_site"},
+    "changes": {"api", "spark", "dagster", "cli", "docs_site", "openlineage", "checks"},
     "spark": {"api", "dagster", "cli", "docs_site", "validation", "checks"},  # checks run on Spark, not in it
     "openlineage": {"dagster", "cli", "docs_site"},
     "dagster": {"cli"},
@@ -60,6 +61,7 @@ NO_ENGINES = {
     "compile": {"pyspark", "dagster"},
     "sql": {"pyspark", "dagster"},
     "spark": {"dagster"},
+    "changes": {"pyspark", "dagster"},
     "jars": {"dagster", "sqlglot", "pydantic"},  # pyspark only to resolve, lazily: a cached set needs no import
 }
 

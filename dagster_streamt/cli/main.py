@@ -15,6 +15,7 @@ import click
 from .. import __version__
 from .backfill_cmd import backfill
 from .compile_cmd import compile_
+from .diff_cmd import diff
 from .docs_cmd import docs
 from .init_cmd import init
 from .jars_cmd import jars
@@ -51,8 +52,8 @@ def _quiet_sqlite_finalizer() -> None:
         pool.addFilter(_drop_cross_thread_cleanup)
 
 
-for command in (init, validate, compile_, lineage, run, backfill, status, test, server, docs, kafka, jars, restore,
-                vacuum):
+for command in (init, validate, compile_, lineage, diff, run, backfill, status, test, server, docs, kafka, jars,
+                restore, vacuum):
     cli.add_command(command)
 
 

@@ -1,0 +1,112 @@
+"""``streamt diff``: what a change to the project means, between two git revisions, before any run.
+
+Exit codes: 0, also when models changed; 1 a project that does not load, an unreadable revision, or a
+head with errors (the diff is printed first: an error is often what the change broke);
+2 usage; 3 with ``--fail-on CLASS`` when a change of that class or a worse one is present (the gate a
+pull request runs: ``streamt diff --base origin/main --fail-on breaking``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .common import fail, load_or_exit, print_diagnostics, project_command
+
+if TYPE_CHECKING:
+    from ..core.loaded import LoadedProject
+
+EXIT_GATE = 3
+MAX_ERRORS = 10
+FAIL_ON = ("metadata", "new", "non_breaking", "breaking", "state_incompatible", "destructive")
+
+
+def _load_revision(project_dir: str, env: str | None, revision: str, into: Path) -> LoadedProject | None:
+    """The project as ``revision`` has it (None: the revision has no project folder there)."""
+    from ..api import load
+    from ..changes.revision import RevisionError, project_at
+    from ..spec.errors import ProjectError
+
+    try:
+        folder = project_at(Path(project_dir), revision, into)
+    except RevisionError as exc:
+        fail(str(exc))
+    if folder is None:
+        return None
+    try:
+        return load(str(folder), env)  # with its errors, if any: they are reported, the diff still says what changed
+    except ProjectError as exc:
+        click.echo(click.style(f"error: the project at {revision} does not load:", fg="red"), err=True)
+        print_diagnostics([replace(d, file=f"{revision}:{_relative(d.file, folder)}") for d in exc.diagnostics])
+        sys.exit(1)
+
+
+def _relative(file: str, folder: Path) -> str:
+    try:
+        return Path(file).resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return file
+
+
+def _empty_like(head: LoadedProject) -> Any:
+    """A base with no models and no sources: every model of the head is new."""
+    from ..changes.facets import ProjectFacets
+    from ..lineage.column_types import ProjectColumnLineage
+
+    return ProjectFacets(head, ProjectColumnLineage({}), {}, {}, {})
+
+
+@project_command("diff")
+@click.option("--base", "base_ref", required=True, metavar="REF",
+              help="The git revision to compare with (a branch, tag or commit: origin/main, HEAD~1).")
+@click.option("--head", "head_ref", default=None, metavar="REF",
+              help="The revision to judge; default: the project as it is in the working tree.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
+              help=f"Exit {EXIT_GATE} when a change of this class or a worse one is present "
+                   "(order: " + " < ".join(FAIL_ON) + ").")
+def diff(project_dir: str, env: str | None, base_ref: str, head_ref: str | None, fmt: str,
+         fail_on: str | None) -> None:
+    """Each model and source classed between two revisions (new, unchanged, metadata, non_breaking,
+    breaking, state_incompatible, destructive), with the downstream models, columns, exposures and
+    owners it reaches and the order a run would refresh them in. Offline: no Spark, no run."""
+    from ..changes import classify
+    from ..changes.facets import facets_of
+    from ..changes.render import text
+
+    with tempfile.TemporaryDirectory(prefix="streamt-diff-") as scratch:
+        if head_ref is None:
+            head = load_or_exit(project_dir, env, allow_errors=True)
+        else:
+            loaded_head = _load_revision(project_dir, env, head_ref, Path(scratch) / "head")
+            if loaded_head is None:
+                fail(f"the revision {head_ref} has no project at {project_dir}")
+            head = loaded_head
+        base = _load_revision(project_dir, env, base_ref, Path(scratch) / "base")
+        base_facets = facets_of(base, use_cache=False) if base is not None else _empty_like(head)
+        changes = classify(base if base is not None else head, head, base_facets=base_facets,
+                           head_facets=facets_of(head, use_cache=head_ref is None))
+    if fmt == "json":
+        click.echo(json.dumps({"base": base_ref, "head": head_ref or "working tree", **changes.to_dict()},
+                              indent=2, sort_keys=True))
+    else:
+        click.echo(text(changes, f"streamt diff: {base_ref} -> {head_ref or 'working tree'} ({project_dir})"))
+    if head.errors:  # most often what the change broke (a removed column a test or a model still reads)
+        click.echo(click.style(f"✗ {head_ref or 'the working tree'} has {len(head.errors)} error(s) "
+                               "(streamt validate lists them):", fg="red"), err=True)
+        for d in head.errors[:MAX_ERRORS]:
+            click.echo(f"  {d.file}:{d.line}: {d.code}: {d.message}", err=True)
+        sys.exit(1)
+    if fail_on is not None:
+        failing = changes.fails(fail_on)
+        if failing:
+            click.echo(click.style(f"✗ {len(failing)} change(s) at {fail_on} or worse: "
+                                   + ", ".join(f"{c.name} ({c.change})" for c in failing), fg="red"), err=True)
+            sys.exit(EXIT_GATE)
+    sys.exit(0)
