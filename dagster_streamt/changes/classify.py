@@ -85,6 +85,8 @@ def _types_changed(old: ModelFacets, new: ModelFacets) -> list[str]:
 
 
 def _settings_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The keys whose values differ (a key one side lacks counts as null: a record written before a key
+    existed is not a change)."""
     return sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
 
 
@@ -104,9 +106,8 @@ def _model_class(old: ModelFacets, new: ModelFacets) -> _Verdict:
                                         f"{old.target} (the old one is left as it is)"], rows_changed=True)
     retyped = _types_changed(old, new)
     if query.same and not settings and not retyped:
-        if old.metadata == new.metadata:
-            return _Verdict("unchanged", [])
-        return _Verdict("metadata", [f"{k} changed" for k in _settings_changed(old.metadata, new.metadata)])
+        described = _settings_changed(old.metadata, new.metadata)
+        return _Verdict("metadata", [f"{k} changed" for k in described]) if described else _Verdict("unchanged", [])
     reasons = [f"column {c} removed" for c in query.removed]
     reasons += [f"column {c} computed differently" for c in query.changed_columns]
     reasons += [f"column {c} retyped {old.types[c]} -> {new.types[c]}" for c in retyped]
@@ -188,7 +189,7 @@ def classify(base: LoadedProject, head: LoadedProject, *, base_facets: ProjectFa
                 if head.graph.nodes[down].type == "model":
                     rebuilt_by.setdefault(name_of(down), f"source {name} changed")
             changes.append(changed)
-        elif old.source_metadata[name] != new.source_metadata[name]:
+        elif _settings_changed(old.source_metadata[name], new.source_metadata[name]):
             why = _settings_changed(old.source_metadata[name], new.source_metadata[name])
             changes.append(_change(head, nid, "metadata", [f"{k} changed" for k in why]))
         else:

@@ -2,9 +2,8 @@
 outputs (columns and known types), where it writes outside the warehouse (a topic, a sink's target),
 and apart from all of these what only describes it (description, owner, tags, its tests).
 
-Keys that change no row are *metadata*: editing them reruns nothing. Keys streamt accepts that have no
-meaning on Spark (``flink``, ``gateway``, clusters) are metadata here too. Every other key counts, so
-an unknown edit errs on the side of a rebuild.
+Keys that change no row (:data:`~dagster_streamt.spec.model.DESCRIPTIVE_KEYS`) are *metadata*: editing
+them reruns nothing. Every other key counts, so an unknown edit errs on the side of a rebuild.
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from ..core.loaded import LoadedProject
 from ..lineage.column_types import ProjectColumnLineage
 from ..lineage.project_columns import column_lineage, inferred_types
 from ..spec.connectors import sink_target
+from ..spec.model import DESCRIPTIVE_KEYS
 from ..spec.topics import model_topic
 
-# model keys that describe a model or only tell Flink, Conduktor's gateway or Connect what to do: no row changes
-METADATA_KEYS = frozenset({"description", "owner", "tags", "meta", "group", "access", "ownership", "deprecation",
-                           "freshness", "automation", "version", "contract", "flink", "flink_cluster",
-                           "connect_cluster", "gateway", "columns", "name", "sql"})
+METADATA_KEYS = DESCRIPTIVE_KEYS | {"columns", "name", "sql"}  # columns: their types are compared as output types
 SOURCE_METADATA_KEYS = frozenset({"description", "owner", "tags", "meta", "freshness", "name", "columns"})
 
 
@@ -79,7 +76,7 @@ def facets_of(loaded: LoadedProject, *, use_cache: bool = True) -> ProjectFacets
     for name, model in project.models.items():
         compiled = loaded.compiled.models.get(name)
         dumped = _json(model.model_dump(mode="json", by_alias=True))
-        settings = {k: v for k, v in dumped.items() if k not in METADATA_KEYS and k != "description"}
+        settings = {k: v for k, v in dumped.items() if k not in METADATA_KEYS}
         docs = {k: v for k, v in dumped.items() if k in METADATA_KEYS and k not in ("sql", "name")}
         docs["tests"] = sorted(tests.get(name, []), key=lambda t: json.dumps(t, sort_keys=True))
         ml = lineage.models.get(name)

@@ -62,8 +62,38 @@ def _empty_like(head: LoadedProject) -> Any:
     return ProjectFacets(head, ProjectColumnLineage({}), {}, {}, {})
 
 
+def _data_diff(loaded: LoadedProject, name: str, from_version: int, to_version: int | None, fmt: str) -> None:
+    """``--data``: the rows of model ``name``'s table that differ between two Delta versions."""
+    from ..spark.delta.row_diff import VersionUnavailable, row_diff
+    from .delta_models import delta_table_or_exit
+
+    table = delta_table_or_exit(loaded, name)
+    model = loaded.project.models[name]
+    key = [model.key] if isinstance(model.key, str) else list(model.key or [])
+    try:
+        found = row_diff(name, table, from_version, to_version, key)
+    except VersionUnavailable as exc:
+        fail(f"model {name}: {exc}")
+    if fmt == "json":
+        click.echo(json.dumps(found.to_dict(), indent=2, sort_keys=True, default=str))
+        return
+    by = f"by key ({', '.join(found.key)})" if found.key else "by whole row"
+    click.echo(f"{name}: version {found.from_version} ({found.rows_before:,} rows) -> version {found.to_version} "
+               f"({found.rows_after:,} rows), {by}")
+    click.echo(f"  added {found.added:,}, removed {found.removed:,}" +
+               (f", changed {found.changed:,}" if found.key else ""))
+    if found.note:
+        click.echo(f"  note: {found.note}")
+    for label, rows in sorted(found.samples.items()):
+        for row in rows:
+            text = (f"{json.dumps(row[0], sort_keys=True, default=str)} -> "
+                    f"{json.dumps(row[1], sort_keys=True, default=str)}") if label == "changed" else \
+                json.dumps(row, sort_keys=True, default=str)
+            click.echo(f"  {label}: {text}")
+
+
 @project_command("diff")
-@click.option("--base", "base_ref", required=True, metavar="REF",
+@click.option("--base", "base_ref", default=None, metavar="REF",
               help="The git revision to compare with (a branch, tag or commit: origin/main, HEAD~1).")
 @click.option("--head", "head_ref", default=None, metavar="REF",
               help="The revision to judge; default: the project as it is in the working tree.")
@@ -71,11 +101,36 @@ def _empty_like(head: LoadedProject) -> Any:
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
               help=f"Exit {EXIT_GATE} when a change of this class or a worse one is present "
                    "(order: " + " < ".join(FAIL_ON) + ").")
-def diff(project_dir: str, env: str | None, base_ref: str, head_ref: str | None, fmt: str,
-         fail_on: str | None) -> None:
+@click.option("--data", "data_model", default=None, metavar="MODEL",
+              help="Instead: the rows of MODEL's table added, removed and changed (by its key) between two Delta "
+                   "versions (--from, --to).")
+@click.option("--from", "from_version", type=click.IntRange(min=0), default=None, metavar="VERSION")
+@click.option("--to", "to_version", type=click.IntRange(min=0), default=None, metavar="VERSION",
+              help="With --data; default: the table's current version.")
+def diff(project_dir: str, env: str | None, base_ref: str | None, head_ref: str | None, fmt: str,
+         fail_on: str | None, data_model: str | None, from_version: int | None, to_version: int | None) -> None:
     """Each model and source classed between two revisions (new, unchanged, metadata, non_breaking,
     breaking, state_incompatible, destructive), with the downstream models, columns, exposures and
-    owners it reaches and the order a run would refresh them in. Offline: no Spark, no run."""
+    owners it reaches and the order a run would refresh them in. Offline: no Spark, no run.
+
+    With --data MODEL --from VERSION: the rows that differ between two versions of the model's table."""
+    if (base_ref is None) == (data_model is None):
+        raise click.UsageError("give --base REF (definitions between two revisions) or --data MODEL --from VERSION "
+                               "(rows between two table versions)")
+    if data_model is not None:
+        if from_version is None:
+            raise click.UsageError("--data needs --from VERSION (`streamt status --history MODEL` lists them)")
+        if head_ref is not None or fail_on is not None:
+            raise click.UsageError("--head and --fail-on compare revisions: use them with --base")
+        _data_diff(load_or_exit(project_dir, env), data_model, from_version, to_version, fmt)
+        sys.exit(0)
+    if from_version is not None or to_version is not None:
+        raise click.UsageError("--from and --to are table versions: use them with --data MODEL")
+    _revision_diff(project_dir, env, str(base_ref), head_ref, fmt, fail_on)
+
+
+def _revision_diff(project_dir: str, env: str | None, base_ref: str, head_ref: str | None, fmt: str,
+                   fail_on: str | None) -> None:
     from ..changes import classify
     from ..changes.facets import facets_of
     from ..changes.render import text

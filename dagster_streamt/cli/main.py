@@ -21,6 +21,7 @@ from .init_cmd import init
 from .jars_cmd import jars
 from .kafka_cmd import kafka
 from .lineage_cmd import lineage
+from .plan_cmd import plan
 from .restore_cmd import restore
 from .run_cmd import run
 from .server_cmd import server
@@ -52,8 +53,8 @@ def _quiet_sqlite_finalizer() -> None:
         pool.addFilter(_drop_cross_thread_cleanup)
 
 
-for command in (init, validate, compile_, lineage, diff, run, backfill, status, test, server, docs, kafka, jars,
-                restore, vacuum):
+for command in (init, validate, compile_, lineage, diff, plan, run, backfill, status, test, server, docs, kafka,
+                jars, restore, vacuum):
     cli.add_command(command)
 
 

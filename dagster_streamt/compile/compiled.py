@@ -49,7 +49,7 @@ class CompiledModel:
     from_: str | None = None  # sink input model
     output_columns: tuple[str, ...] | None = None  # from the SELECT list when knowable statically
     sql_hash: str = ""
-    config_hash: str = ""  # the model's YAML settings (not description/owner/tags): code version input
+    config_hash: str = ""  # the model's YAML settings but its DESCRIPTIVE_KEYS: code version input
     features: SqlFeatures | None = None  # windows, aggregations, joins: None when the SQL did not parse
     spark_sql: str | None = None  # the Flink SQL translated for Spark; None when Spark runs `sql` as written
     time_columns: tuple[str, ...] = ()  # the columns windows and interval joins are computed on

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from ..spec.envvars import EnvResolver, project_dotenv
 from ..spec.errors import Diagnostics, Severity
+from ..spec.model import DESCRIPTIVE_KEYS
 from ..spec.models import Model
 from ..spec.project import Project
 from ..spec.suggest import did_you_mean
@@ -152,7 +153,7 @@ class _Compiler:
 
 
 def config_hash(model: Model) -> str:
-    config = model.model_dump(mode="json", by_alias=True, exclude={"description", "owner", "tags", "meta"})
+    config = model.model_dump(mode="json", by_alias=True, exclude=set(DESCRIPTIVE_KEYS))
     return _hash(json.dumps(config, sort_keys=True, default=str))
 
 

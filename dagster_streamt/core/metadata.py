@@ -10,6 +10,7 @@ ENDED_AT = "streamt/ended_at"  # when it ended
 PARTITION_START = "streamt/partition_start"  # a time partition's window (on each partition's materialization)
 PARTITION_END = "streamt/partition_end"
 PARTITION_WINDOW = "streamt/partition_window"  # [start, end] of a whole run, as earlier versions wrote it: still read
+DEFINITION = "streamt/definition"  # the definition a run ran (changes.record): what `streamt plan` compares
 MODE = "streamt/mode"  # "continuous" on `streamt run --continuous` progress observations
 CONTINUOUS = "continuous"
 # asset check evaluation metadata

@@ -82,6 +82,18 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                         run.block(model, f"blocking test {test.name} on {model} failed")
                 yield check
 
+        recorded: dict[str, Any] = {}  # the project's facets, computed once a step needs them
+
+        def describe(result: ModelResult) -> dict[str, Any]:
+            """A model's materialization metadata: what the run did, and the definition it ran."""
+            from ..changes.facets import facets_of
+            from ..changes.record import definition_record
+
+            if "facets" not in recorded:
+                recorded["facets"] = facets_of(loaded)
+            definition = definition_record(recorded["facets"], result.model)
+            return {**result_metadata(result), meta.DEFINITION: dg.MetadataValue.json(definition)}
+
         def run_step(refresh: frozenset[str]) -> Iterator[Any]:
             todo = selected
             # the sources these models read, as they are before any reads them: new data is reported on them
@@ -91,7 +103,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
             verdicts = standing_verdicts(context, loaded, keys, states)  # the rest run once Spark is up
             if todo and partitioning is None:  # what needs no Spark is reported first, without a session
                 unchanged = yield from unchanged_results(context, loaded, keys, todo, refresh, checks_of,
-                                                           result_metadata, spark.engine_key())
+                                                           describe, spark.engine_key())
                 times.without_spark = len(unchanged)
                 todo = [m for m in todo if m not in unchanged]
                 if not todo:
@@ -135,7 +147,7 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                             context.add_asset_metadata(partition_metadata(result, key, pdef),
                                                        asset_key=specs[name].key, partition_key=key)
                         yield dg.MaterializeResult(asset_key=specs[name].key,
-                                                   metadata={**result_metadata(result), **times_md})
+                                                   metadata={**describe(result), **times_md})
                         yield from run_checks(session, name, result, run)  # before any downstream model starts
                         continue
                     if result.status == "skipped":

@@ -15,6 +15,7 @@ from ..lineage.project_columns import column_lineage
 from ..spec.errors import ProjectError
 from .alerts import build_failure_sensor
 from .assets import build_models_asset
+from .changed_sensor import build_changed_sensor
 from .freshness_checks import build_freshness_checks, build_freshness_schedule
 from .kafka_sensor import build_kafka_sensors, observable_kafka_sources
 from .key_map import KeyMap
@@ -93,6 +94,7 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
                           schedules=[*build_schedules(loaded, keys),
                                      *build_freshness_schedule(loaded, freshness_checks)],
                           sensors=[build_lineage_sensor(loaded, keys), build_failure_sensor(loaded, keys),
+                                   build_changed_sensor(loaded, keys),
                                    *build_new_data_sensors(loaded, keys, sources),
                                    *build_kafka_sensors(loaded, keys, sources)],
                           resources={"spark": resource, "run_options": RunOptions()}, metadata=keys.as_metadata())

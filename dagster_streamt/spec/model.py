@@ -68,6 +68,12 @@ class Connector(Strict):
     tasks_max: int | None = Field(default=None, ge=1)
 
 
+# A model's keys that change none of its rows: what describes it, and what only tells Flink, Conduktor's gateway or
+# Connect what to do. An edit to them reruns nothing: not in its code version (Dagster's "unsynced"), not in the
+# no-Spark rerun's digest, and `streamt plan`/`streamt diff` class it as metadata. Every other key counts.
+DESCRIPTIVE_KEYS = frozenset({"description", "owner", "tags", "meta", "group", "access", "ownership", "deprecation",
+                              "freshness", "automation", "version", "flink", "flink_cluster", "connect_cluster",
+                              "gateway"})
 REAL_TIME_CHECKPOINT = "5 minutes"  # Spark's own default batch duration of Trigger.RealTime
 _INTERVAL = re.compile(r"^\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?|h|hours?)$", re.I)
 _REAL_TIME = re.compile(r"^real[\s_-]?time\b\s*[:=]?\s*(?P<interval>.*)$", re.I)

@@ -165,6 +165,32 @@ def test_streamt_payments_example(tmp_path: Path) -> None:
     assert _classes(doc) == {"payments_clean": "breaking"} and doc["order"] == ["payments_clean", "customer_balances"]
     assert clean["reasons"][-1] == "description changed"
     subprocess.run(["git", "checkout", "-q", "."], cwd=pay, check=True)
+    _edit(root, "        event_timestamp\n      FROM", "        event_timestamp,\n        merchant_id\n      FROM")
+    code, doc, _ = _diff(pay)
+    assert _classes(doc) == {"payments_clean": "non_breaking"} and doc["order"] == ["payments_clean"]
+    subprocess.run(["git", "checkout", "-q", "."], cwd=pay, check=True)
+    _edit(root, "        currency,\n", "")  # read by nobody downstream: only the model rebuilds
+    code, doc, _ = _diff(pay)
+    assert _classes(doc) == {"payments_clean": "breaking"} and doc["order"] == ["payments_clean"]
+    assert _by_name(doc)["payments_clean"]["reasons"] == ["column currency removed"]
+    subprocess.run(["git", "checkout", "-q", "."], cwd=pay, check=True)
+    _edit(root, "        amount,\n", "")  # summed by customer_balances
+    code, doc, err = _diff(pay)
+    assert _by_name(doc)["payments_clean"]["columns"] == ["customer_balances.total_amount"]
+    assert doc["order"] == ["payments_clean", "customer_balances"] and code == 1 and "amount" in err
+    subprocess.run(["git", "checkout", "-q", "."], cwd=pay, check=True)
+    _edit(root, "name: customer_balances", "name: customer_totals")
+    _edit(root, "ref: customer_balances", "ref: customer_totals")
+    code, doc, _ = _diff(pay)
+    assert code == 0 and _classes(doc) == {"customer_balances": "destructive", "customer_totals": "new"}
+    assert _by_name(doc)["customer_balances"]["exposures"] == ["exposure.billing_service"]
+    subprocess.run(["git", "checkout", "-q", "."], cwd=pay, check=True)
+    text = root.read_text()
+    root.write_text(text[:text.index("  - name: customer_balances")] + text[text.index("tests:"):]
+                    .replace("    consumes:\n      - ref: customer_balances\n", "    consumes: []\n"))
+    code, doc, _ = _diff(pay, "--fail-on", "destructive")
+    assert code == 3 and _classes(doc) == {"customer_balances": "destructive"}
+    subprocess.run(["git", "checkout", "-q", "."], cwd=pay, check=True)
     _edit(root, "topic: payments.raw.v1", "topic: payments.raw.v2")
     code, doc, _ = _diff(pay)
     assert _classes(doc) == {"payments_raw": "breaking"} and _by_name(doc)["payments_raw"]["kind"] == "source"

@@ -103,3 +103,23 @@ def test_full_refresh_is_typed_run_config(defs: dg.Definitions) -> None:
     assert "resources.run_options.config.full_refresh" in message
     assert "'orders_clen': did you mean \"orders_clean\"?" in message
     assert "'nothing_like_it': no such model" in message
+
+
+def test_code_version_ignores_what_changes_no_row(tmp_path: Path) -> None:
+    """A description, owner or freshness edit leaves the model synced (`streamt plan` calls it metadata);
+    a setting that decides rows does not."""
+    files = {"sources/s.yml": "sources:\n  - name: s\n    format: json\n    path: d\n    columns: [{name: a}]\n",
+             "models/m.yml": "models:\n  - name: m\n    sql: SELECT a FROM {{ source('s') }}\n"}
+    write_project(tmp_path, files)
+
+    def version() -> str | None:
+        return build_definitions(tmp_path).resolve_asset_graph().get(dg.AssetKey(["m"])).code_version
+
+    v1 = version()
+    (tmp_path / "models" / "m.yml").write_text(
+        "models:\n  - name: m\n    description: the a column\n    owner: data\n    group: g\n"
+        "    freshness: {warn_after: 1h}\n    sql: SELECT a FROM {{ source('s') }}\n")
+    assert version() == v1
+    (tmp_path / "models" / "m.yml").write_text(
+        "models:\n  - name: m\n    key: a\n    sql: SELECT a FROM {{ source('s') }}\n")
+    assert version() != v1

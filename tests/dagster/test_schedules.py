@@ -74,10 +74,11 @@ def test_automations_start_stopped_unless_the_project_asks(tmp_path: Path) -> No
     assert quiet == {"nightly": "STOPPED", "paused": "STOPPED", "hourly": "RUNNING",
                      "sched_source_freshness": "STOPPED",
                      "s_new_data": stopped.value, "t_new_data": stopped.value, "sched_openlineage": running.value,
-                     "sched_run_failure_alerts": running.value}
+                     "sched_run_failure_alerts": running.value, "sched_changed_models": stopped.value}
     files["stream_project.yml"] += "runtime: {automations: {default_status: running}}\n"
     busy = statuses(build_definitions(write_project(tmp_path / "b", files)))
-    assert busy == {**quiet, "nightly": "RUNNING", "sched_source_freshness": "RUNNING", "s_new_data": running.value}
+    assert busy == {**quiet, "nightly": "RUNNING", "sched_source_freshness": "RUNNING", "s_new_data": running.value,
+                    "sched_changed_models": running.value}
 
 
 @pytest.mark.parametrize(("runtime", "message"), [

@@ -160,7 +160,7 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(browser: Any
     states = _until("the daemon's first sensor tick", ticked, deadline, log)
     assert states == {"customers_new_data": "STOPPED", "orders_raw_new_data": "STOPPED", "hourly_orders": "STOPPED",
                       "shop_source_freshness": "STOPPED", "shop_openlineage": "RUNNING",
-                      "shop_run_failure_alerts": "RUNNING"}
+                      "shop_run_failure_alerts": "RUNNING", "shop_changed_models": "STOPPED"}
     assert graphql(port, RUNS)["runsOrError"]["results"] == []
 
     # 2. "Materialize all", then "All": no partition typed
