@@ -17,8 +17,8 @@ from ..sql.appends import func_name
 from ..sql.parse import DIALECT, parse_query
 
 CLAUSES = (("where", "filter"), ("group", "GROUP BY"), ("having", "HAVING"), ("joins", "joins"),
-           ("from", "FROM"), ("qualify", "QUALIFY"), ("order", "ORDER BY"), ("limit", "LIMIT"),
-           ("with", "WITH (CTEs)"), ("distinct", "DISTINCT"))
+           ("from_", "FROM"), ("qualify", "QUALIFY"), ("order", "ORDER BY"), ("limit", "LIMIT"),
+           ("with_", "WITH (CTEs)"), ("distinct", "DISTINCT"))
 AGGREGATES = (exp.AggFunc,)
 WINDOW_FUNCS = frozenset({"TUMBLE", "HOP", "SESSION", "CUMULATE", "WINDOW", "SESSION_WINDOW", "TUMBLE_END",
                           "TUMBLE_START", "HOP_END", "HOP_START", "SESSION_END", "SESSION_START"})
@@ -39,10 +39,15 @@ def _sql(node: exp.Expr | None) -> str:
     return "" if node is None else node.sql(dialect=DIALECT)
 
 
+KEYWORDS = ("WITH ", "FROM ", "WHERE ", "GROUP BY ", "HAVING ", "QUALIFY ", "ORDER BY ", "LIMIT ")
+
+
 def _clause(node: exp.Expr | list[exp.Expr] | None) -> str:
+    """A clause as SQL without its keyword (the label says which clause it is)."""
     if isinstance(node, list):
         return ", ".join(_sql(n) for n in node)
-    return _sql(node)
+    text = _sql(node)
+    return next((text[len(k):] for k in KEYWORDS if text.upper().startswith(k)), text)
 
 
 def _columns(select: exp.Select) -> dict[str, str]:
