@@ -29,7 +29,7 @@ from ..delta.conflicts import model_error
 from ..errors import describe_exception
 from ..run.context import RunContext
 from ..run.progress import trigger_options
-from ..storage.reset import reset_model
+from ..storage.reset import local_topic, reset_model
 from ..storage.state import check_project_root
 from .checkpoints import explain_failure, is_spark_incompatibility
 from .realtime import start_real_time
@@ -184,7 +184,7 @@ class ContinuousRunner:
             if "realTime" not in trigger and model_topic(self.project, model) is not None:
                 locks.enter_context(checkpoint_lock(ctx, topic_query_name(model), "topic publication"))
             if name in self.full_refresh:
-                reset_model(ctx.paths, name)
+                reset_model(ctx.paths, name, local_topic(self.project, model))
             self._streams[name] = stream
             self._start(ctx, stream)
         except Exception as exc:

@@ -30,7 +30,7 @@ from ..run.output import OUT_METRIC, schema_pairs
 from ..run.progress import summarize, trigger_options
 from ..sources.relations import register, render
 from ..storage.locks import FileLock
-from ..storage.reset import reset_model
+from ..storage.reset import local_topic, reset_model
 from ..storage.store import Loc
 from ..storage.warehouse import Warehouse
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
@@ -144,7 +144,7 @@ def materialize_stream(ctx: RunContext, model: Model, full_refresh: bool = False
         trigger = {"availableNow": True}
     with checkpoint_lock(ctx, name):
         if full_refresh:
-            reset_model(ctx.paths, name)
+            reset_model(ctx.paths, name, local_topic(ctx.project, model))
         started = start_stream(ctx, model, trigger)
         query = started.query
         try:

@@ -37,6 +37,7 @@ from ..errors import ModelRunError
 from ..run.context import RunContext
 from ..run.output import OUT_METRIC
 from ..run.progress import summarize
+from ..storage.reset import publication
 from ..storage.store import Loc
 from .kafka_publish import FencedBatches, publish, topic_writer
 from .stream import checkpoint_lock
@@ -99,7 +100,7 @@ def ensure_topic(project: Project, model: Model, topic: str, conf: dict[str, str
 
 def topic_query_name(model: Model) -> str:
     """The name of the checkpoint (and lock) of the query publishing ``model``'s topic."""
-    return f"{model.name}__topic"
+    return publication(model.name)
 
 
 def _ensure_table(ctx: RunContext, schema: StructType, data: Loc) -> None:
