@@ -189,8 +189,7 @@ def classify(base: LoadedProject, head: LoadedProject, *, base_facets: ProjectFa
                 if head.graph.nodes[down].type == "model":
                     rebuilt_by.setdefault(name_of(down), f"source {name} changed")
             changes.append(changed)
-        elif _settings_changed(old.source_metadata[name], new.source_metadata[name]):
-            why = _settings_changed(old.source_metadata[name], new.source_metadata[name])
+        elif why := _settings_changed(old.source_metadata[name], new.source_metadata[name]):
             changes.append(_change(head, nid, "metadata", [f"{k} changed" for k in why]))
         else:
             changes.append(_change(head, nid, "unchanged", []))

@@ -20,6 +20,7 @@ import click
 from .common import fail, load_or_exit, print_diagnostics, project_command
 
 if TYPE_CHECKING:
+    from ..changes.classify import ChangeSet
     from ..core.loaded import LoadedProject
 
 EXIT_GATE = 3
@@ -68,10 +69,8 @@ def _data_diff(loaded: LoadedProject, name: str, from_version: int, to_version: 
     from .delta_models import delta_table_or_exit
 
     table = delta_table_or_exit(loaded, name)
-    model = loaded.project.models[name]
-    key = [model.key] if isinstance(model.key, str) else list(model.key or [])
     try:
-        found = row_diff(name, table, from_version, to_version, key)
+        found = row_diff(name, table, from_version, to_version, loaded.project.models[name].key_columns)
     except VersionUnavailable as exc:
         fail(f"model {name}: {exc}")
     if fmt == "json":
@@ -158,10 +157,14 @@ def _revision_diff(project_dir: str, env: str | None, base_ref: str, head_ref: s
         for d in head.errors[:MAX_ERRORS]:
             click.echo(f"  {d.file}:{d.line}: {d.code}: {d.message}", err=True)
         sys.exit(1)
-    if fail_on is not None:
-        failing = changes.fails(fail_on)
-        if failing:
-            click.echo(click.style(f"✗ {len(failing)} change(s) at {fail_on} or worse: "
-                                   + ", ".join(f"{c.name} ({c.change})" for c in failing), fg="red"), err=True)
-            sys.exit(EXIT_GATE)
+    gate(changes, fail_on)
+
+
+def gate(changes: ChangeSet, fail_on: str | None) -> None:
+    """Exit: :data:`EXIT_GATE` naming the changes at ``fail_on`` or worse (``--fail-on``), else 0."""
+    failing = changes.fails(fail_on) if fail_on is not None else []
+    if failing:
+        click.echo(click.style(f"✗ {len(failing)} change(s) at {fail_on} or worse: "
+                               + ", ".join(f"{c.name} ({c.change})" for c in failing), fg="red"), err=True)
+        sys.exit(EXIT_GATE)
     sys.exit(0)

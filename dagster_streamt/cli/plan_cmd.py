@@ -7,14 +7,13 @@ Exit codes as ``streamt diff``: 0, 1 (a project that does not load), 2 usage, 3 
 from __future__ import annotations
 
 import json
-import sys
 from typing import TYPE_CHECKING
 
 import click
 
 from ..core.ids import name_of
 from .common import load_or_exit, project_command, select_or_usage
-from .diff_cmd import EXIT_GATE, FAIL_ON
+from .diff_cmd import EXIT_GATE, FAIL_ON, gate
 
 if TYPE_CHECKING:
     from ..changes.classify import ChangeSet
@@ -61,9 +60,4 @@ def plan(project_dir: str, env: str | None, selection: str | None, fmt: str, fai
         click.echo(json.dumps(changes.to_dict(), indent=2, sort_keys=True))
     else:
         click.echo(text(changes, f"streamt plan: {loaded.project.ident} against each model's last run"))
-    failing = changes.fails(fail_on) if fail_on is not None else []
-    if failing:
-        click.echo(click.style(f"✗ {len(failing)} change(s) at {fail_on} or worse: "
-                               + ", ".join(f"{c.name} ({c.change})" for c in failing), fg="red"), err=True)
-        sys.exit(EXIT_GATE)
-    sys.exit(0)
+    gate(changes, fail_on)
