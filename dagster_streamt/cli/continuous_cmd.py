@@ -29,32 +29,11 @@ if TYPE_CHECKING:
     from ..spark.streams.stream_stats import ModelProgress
 
 
-def plan(loaded: LoadedProject, names: list[str]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
-    """(stream models to keep running, tables/views to run once first, (skipped model, why))."""
-    models, graph = loaded.project.models, loaded.graph
-    kind = {n: models[n].materialized or "table" for n in names}
-    streams = [n for n in names if kind[n] == "stream" and models[n].enabled]
-    feeding = graph.upstream_all(f"model.{n}" for n in streams)
-    first: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for n in names:
-        if n in streams:
-            continue
-        if not models[n].enabled:
-            skipped.append((n, "disabled (enabled: false)"))
-        elif kind[n] in ("table", "view") and f"model.{n}" in feeding:
-            first.append(n)
-        elif kind[n] == "sink":
-            skipped.append((n, "a sink: continuous mode runs stream models; run it with `streamt run`"))
-        else:
-            skipped.append((n, f"a {kind[n]}, not upstream of a stream: refresh it with `streamt run`, a "
-                               "schedule or a sensor"))
-    return streams, first, skipped
-
-
 def run_continuous(loaded: LoadedProject, env: str | None, names: list[str], refresh: list[str],
                    max_restarts: int | None) -> None:
-    streams, first, skipped = plan(loaded, names)
+    from ..dagster.continuous_run import stream_plan
+
+    streams, first, skipped = stream_plan(loaded, names)
     for name, why in skipped:
         click.echo(f"  {click.style('-', fg='yellow')} {name:<32} skipped: {why}")
     if not streams:

@@ -16,6 +16,7 @@ from ..spec.errors import ProjectError
 from .alerts import build_failure_sensor
 from .assets import build_models_asset
 from .changed_sensor import build_changed_sensor
+from .continuous_job import build_continuous_job
 from .freshness_checks import build_freshness_checks, build_freshness_schedule
 from .kafka_sensor import build_kafka_sensors, observable_kafka_sources
 from .key_map import KeyMap
@@ -90,7 +91,9 @@ def build_definitions(project_dir: str | Path, env: str | None = None, *,
     resource = as_spark_resource(spark, str(loaded.project.root), loaded.project.env)
     source_checks = build_source_checks(loaded, keys, sources)
     freshness_checks = build_freshness_checks(loaded, keys, sources)
-    return dg.Definitions(assets=assets, asset_checks=[c for c in (source_checks, freshness_checks) if c],
+    continuous = build_continuous_job(loaded, keys)
+    return dg.Definitions(jobs=[continuous] if continuous else None, assets=assets,
+                          asset_checks=[c for c in (source_checks, freshness_checks) if c],
                           schedules=[*build_schedules(loaded, keys),
                                      *build_freshness_schedule(loaded, freshness_checks)],
                           sensors=[build_lineage_sensor(loaded, keys), build_failure_sensor(loaded, keys),

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import fcntl
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -72,6 +74,20 @@ def emit_runs(loaded: LoadedProject, key_map: KeyMap, instance: dg.DagsterInstan
             emitted[run_id] = len(mine)
         report = emit_all(events, config, root)  # queued durably inside the registry lock: no double emit
     return report, emitted
+
+
+def emit_live(loaded: LoadedProject, run_id: str, events: list[Any]) -> DeliveryReport | None:
+    """Queue and deliver the events a run sends while it runs (a continuous run's START, RUNNING...), and
+    record the run as emitted so the sensor does not rebuild its events when it ends. None when
+    OpenLineage is disabled."""
+    project = loaded.project
+    config, _ = resolve_transport_config(project)
+    if not project.runtime.openlineage.enabled or config.get("type") == "noop":
+        return None
+    root = state_dir(project)
+    with _registry(root) as done:
+        done.setdefault(run_id, time.time())
+        return emit_all(events, config, root)
 
 
 def _of_project(instance: dg.DagsterInstance, run: dg.DagsterRun, keys: set[dg.AssetKey],

@@ -34,6 +34,10 @@ def progress_metadata(p: ModelProgress) -> dict[str, Any]:
                if (value := getattr(p, name)) is not None})
     if p.watermark:
         md["last_watermark"] = p.watermark
+    if p.kafka_offsets:
+        md["kafka_offsets"] = dg.MetadataValue.json(p.kafka_offsets)
+    if p.offsets_behind is not None:
+        md["kafka_offsets_behind"] = p.offsets_behind
     return md
 
 
@@ -53,13 +57,18 @@ class ObservationReporter:
             self._record(p.model, progress_metadata(p))
 
     def event(self, e: StreamEvent) -> None:
-        md: dict[str, Any] = progress_metadata(e.totals) if e.totals is not None else {**MODE}
-        # a failure that will be retried is "restarting": `streamt status` shows "failed" only for a stream
-        # that gave up or could not start
-        status = {"started": "running", "gave_up": "failed"}.get(e.kind, e.kind)
-        md[meta.STATUS] = "restarting" if e.kind == "failed" and e.delay_s is not None else status
-        if e.message:
-            md["error" if e.kind in ("failed", "gave_up", "skipped") else "message"] = e.message
-        if e.delay_s is not None:
-            md["restart_in_s"] = round(e.delay_s, 3)
-        self._record(e.model, md)
+        self._record(e.model, event_metadata(e))
+
+
+def event_metadata(e: StreamEvent) -> dict[str, Any]:
+    """A state change (started, failed, gave up, skipped, stopped) as observation metadata."""
+    md: dict[str, Any] = progress_metadata(e.totals) if e.totals is not None else {**MODE}
+    # a failure that will be retried is "restarting": `streamt status` shows "failed" only for a stream
+    # that gave up or could not start
+    status = {"started": "running", "gave_up": "failed"}.get(e.kind, e.kind)
+    md[meta.STATUS] = "restarting" if e.kind == "failed" and e.delay_s is not None else status
+    if e.message:
+        md["error" if e.kind in ("failed", "gave_up", "skipped") else "message"] = e.message
+    if e.delay_s is not None:
+        md["restart_in_s"] = round(e.delay_s, 3)
+    return md

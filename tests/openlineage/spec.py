@@ -27,7 +27,8 @@ JOB_FACETS = {"jobType": "JobTypeJobFacet", "sql": "SQLJobFacet", "documentation
 DATASET_FACETS = {"schema": "SchemaDatasetFacet", "symlinks": "SymlinksDatasetFacet",
                   "columnLineage": "ColumnLineageDatasetFacet", "documentation": "DocumentationDatasetFacet",
                   "ownership": "OwnershipDatasetFacet", "datasetType": "DatasetTypeDatasetFacet"}
-INPUT_FACETS = {"dataQualityAssertions": "DataQualityAssertionsDatasetFacet"}
+INPUT_FACETS = {"dataQualityAssertions": "DataQualityAssertionsDatasetFacet",
+                "inputStatistics": "InputStatisticsInputDatasetFacet"}
 OUTPUT_FACETS = {"outputStatistics": "OutputStatisticsOutputDatasetFacet"}
 
 

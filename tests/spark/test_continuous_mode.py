@@ -19,8 +19,8 @@ import dagster as dg
 import pytest
 
 from dagster_streamt.api import load
-from dagster_streamt.cli.continuous_cmd import plan
 from dagster_streamt.dagster.code_location import code_location
+from dagster_streamt.dagster.continuous_run import stream_plan as plan
 from dagster_streamt.dagster.run_history import last_runs
 from dagster_streamt.dagster.stream_observations import ObservationReporter
 from dagster_streamt.spark import Warehouse, register_model_view

@@ -26,6 +26,7 @@ from pyspark.sql.streaming import StreamingQuery
 from ...spec.project import Project
 from ...spec.topics import model_topic
 from ..delta.conflicts import model_error
+from ..delta.delta_table import is_delta_table
 from ..errors import describe_exception
 from ..run.context import RunContext
 from ..run.progress import trigger_options
@@ -95,6 +96,7 @@ class _Stream:
     retry_at: float = 0.0
     up_since: float = 0.0
     last_report: float = field(default_factory=time.monotonic)
+    ctx: RunContext | None = None  # set while the model waits for its input streams' first batch
 
     @property
     def real_time(self) -> bool:
@@ -186,6 +188,10 @@ class ContinuousRunner:
             if name in self.full_refresh:
                 reset_model(ctx.paths, name, local_topic(self.project, model))
             self._streams[name] = stream
+            waiting_for = self._unwritten_inputs(ctx, name)
+            if waiting_for:  # a fresh project: the stream it reads has not committed its first batch yet
+                stream.ctx, stream.retry_at = ctx, time.monotonic() + 1.0
+                return None
             self._start(ctx, stream)
         except Exception as exc:
             message = model_error(name, exc)
@@ -193,6 +199,26 @@ class ContinuousRunner:
             failed.state = "failed"
             return self._emit(StreamEvent(name, "failed", message))
         return self._emit(StreamEvent(name, "started", describe_trigger(stream.trigger)))
+
+    def _unwritten_inputs(self, ctx: RunContext, name: str) -> list[str]:
+        """The stream models running here that ``name`` reads and that have no output table yet."""
+        return sorted(u for u in self.upstream.get(name, ()) if u in self._streams
+                      and self._streams[u].state in ("running", "waiting")
+                      and not is_delta_table(ctx.warehouse.data_dir(u)))
+
+    def _deferred_start(self, stream: _Stream) -> StreamEvent | None:
+        """Start a model that waited for its input streams' first batch, once they have one."""
+        ctx = stream.ctx
+        assert ctx is not None
+        if self._unwritten_inputs(ctx, stream.name):
+            stream.retry_at = time.monotonic() + 1.0
+            return None
+        stream.ctx = None
+        try:
+            self._start(ctx, stream)
+        except Exception as exc:
+            return self._failed(stream, exc)
+        return self._emit(StreamEvent(stream.name, "started", describe_trigger(stream.trigger)))
 
     def _start(self, ctx: RunContext, stream: _Stream) -> None:
         model = self.project.models[stream.name]
@@ -214,7 +240,7 @@ class ContinuousRunner:
     def _supervise(self, stream: _Stream) -> StreamEvent | None:
         now = time.monotonic()
         if stream.state == "waiting" and now >= stream.retry_at:
-            return self._restart(stream)
+            return self._deferred_start(stream) if stream.ctx is not None else self._restart(stream)
         if stream.state != "running" or stream.started is None:
             return None
         query = stream.started.query

@@ -6,6 +6,7 @@ a new list, so totals are accumulated here: each poll adds the reports newer tha
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ class ModelProgress:
     latency_s: float | None  # how long the last micro-batch with data took
     restarts: int
     at: float  # epoch seconds of this report
+    kafka_offsets: dict[str, dict[str, int]] | None = None  # topic -> partition -> next offset, last batch
+    offsets_behind: int | None = None  # Kafka records not read yet (Spark's maxOffsetsBehindLatest, summed)
 
     def lag_text(self) -> str:
         if self.lag_s is not None:
@@ -66,6 +69,8 @@ class ProgressTracker:
         self._last_data: Any = None  # the last report with data since the previous snapshot
         self._latency: float | None = None
         self._watermark: str | None = None
+        self._offsets: dict[str, dict[str, int]] | None = None
+        self._behind: int | None = None
 
     def consume(self, progresses: Sequence[Any]) -> int:
         """Add the reports not seen yet; return how many of them processed data."""
@@ -79,6 +84,7 @@ class ProgressTracker:
             self._rows += rows
             self._new_rows += rows
             self._input += input_rows([p])
+            self._kafka(p)
             wm = (p.eventTime or {}).get("watermark")
             if wm and not wm.startswith(NO_WATERMARK):
                 self._watermark = wm
@@ -89,6 +95,25 @@ class ProgressTracker:
         self._batches += with_data
         self._new_batches += with_data
         return with_data
+
+    def _kafka(self, p: Any) -> None:
+        """The Kafka positions a report gives: each topic partition's next offset, and how far behind the
+        latest offsets the query is (Spark's source metrics; absent for other sources)."""
+        offsets: dict[str, dict[str, int]] = {}
+        behind = None
+        for source in p.sources or ():
+            if not (source.description or "").startswith("Kafka"):
+                continue
+            try:
+                for topic, parts in json.loads(source.endOffset or "{}").items():
+                    offsets.setdefault(topic, {}).update({str(k): int(v) for k, v in sorted(parts.items())})
+            except (TypeError, ValueError, AttributeError):
+                pass
+            lag = (source.metrics or {}).get("maxOffsetsBehindLatest")
+            if lag is not None:
+                behind = (behind or 0) + int(float(lag))
+        if offsets:
+            self._offsets, self._behind = offsets, behind
 
     def snapshot(self, running: bool = False) -> ModelProgress:
         """The progress so far; starts a new ``new_*`` window."""
@@ -102,7 +127,7 @@ class ProgressTracker:
             input_rows_per_second=float(p.inputRowsPerSecond) if p is not None else idle,
             processed_rows_per_second=float(p.processedRowsPerSecond) if p is not None else idle,
             watermark=self._watermark, lag_s=watermark_age(self._watermark, now), latency_s=self._latency,
-            restarts=self.restarts, at=now)
+            restarts=self.restarts, at=now, kafka_offsets=self._offsets, offsets_behind=self._behind)
         self._new_batches = self._new_rows = 0
         self._last_data = None
         return out
