@@ -21,6 +21,7 @@ from .init_cmd import init
 from .jars_cmd import jars
 from .kafka_cmd import kafka
 from .lineage_cmd import lineage
+from .observe_cmd import observe
 from .plan_cmd import plan
 from .restore_cmd import restore
 from .run_cmd import run
@@ -53,8 +54,8 @@ def _quiet_sqlite_finalizer() -> None:
         pool.addFilter(_drop_cross_thread_cleanup)
 
 
-for command in (init, validate, compile_, lineage, diff, plan, run, backfill, status, test, server, docs, kafka,
-                jars, restore, vacuum):
+for command in (init, validate, compile_, lineage, diff, plan, run, backfill, status, observe, test, server, docs,
+                kafka, jars, restore, vacuum):
     cli.add_command(command)
 
 

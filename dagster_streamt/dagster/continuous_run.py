@@ -29,6 +29,7 @@ from .key_map import KeyMap
 from .lineage_emit import emit_live
 from .resources import SparkResource
 from .result_metadata import result_metadata
+from .stream_health import keeping_up
 from .stream_observations import event_metadata, progress_metadata
 
 if TYPE_CHECKING:
@@ -218,6 +219,9 @@ class LiveStreams:
         md = progress_metadata(p)
         if p.latency_s is not None:
             md["batch_duration_s"] = round(p.latency_s, 3)
+        fits = keeping_up(p.trigger, p.latency_s)
+        if fits is not None:  # a batch longer than the trigger interval: the stream falls behind its input
+            md["keeping_up"] = fits
         yield dg.AssetMaterialization(asset_key=self.keys.model(p.model), metadata=md,
                                       description=f"{p.new_rows:,} row(s) in {p.new_batches} micro-batch(es)")
 

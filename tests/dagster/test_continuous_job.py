@@ -23,9 +23,12 @@ import dagster as dg
 import pytest
 from deltalake import DeltaTable
 
-from dagster_streamt import build_definitions
+from dagster_streamt import build_definitions, load
+from dagster_streamt.dagster.key_map import KeyMap
+from dagster_streamt.dagster.stream_health import stream_health
 from dagster_streamt.openlineage.events import node_run_id, parent_run_id
 
+from ..helpers import streamt
 from ..openlineage.spec import assert_valid
 
 ROOT = Path(__file__).parents[2]
@@ -105,7 +108,10 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
     shop = tmp_path / "shop"
     shutil.copytree(ROOT / "project", shop, ignore=shutil.ignore_patterns(".streamt", "target", "data", "exports"))
     _generate(shop)
-    defs = build_definitions(shop)
+    loaded = load(shop)
+    defs = build_definitions(shop, loaded=loaded)
+    keys = KeyMap.from_definitions(defs, "shop")
+    assert keys is not None
     job = defs.get_job_def("shop_continuous")
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
@@ -117,6 +123,9 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
                    == sum(_valid_ids(shop).values()), "the appended orders")
             _until(lambda: instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
                                                         ).records, "the continuous test's verdict")
+            live = {h.model: h for h in stream_health(loaded, instance, keys)}["orders_clean"]
+            assert (live.state, live.run_id) == ("running", run_id) and live.health in ("ok", "lagging"), live
+            assert live.last_batch_id is not None and live.rows_written == sum(_valid_ids(shop).values())
 
         run, failures = _run_until(job, instance, first_run)
         assert not failures, failures
@@ -144,6 +153,11 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
         assert not failures, failures
         assert again.status == dg.DagsterRunStatus.CANCELED
         assert _stored_ids(shop) == _valid_ids(shop)  # nothing lost, nothing read twice
+
+        seen = streamt("observe", "-p", str(shop), "--format", "json")  # the CLI, on the same instance
+        assert seen.returncode == 0, seen.stdout + seen.stderr
+        assert {h["model"]: (h["state"], h["health"], h["run_id"]) for h in json.loads(seen.stdout)["streams"]} == {
+            "orders_clean": ("stopped", "stopped", again.run_id), "order_metrics": ("stopped", "stopped", again.run_id)}
 
     events = [json.loads(line) for line in (shop / ".streamt" / "openlineage.jsonl").read_text().splitlines()]
     assert_valid(events)
