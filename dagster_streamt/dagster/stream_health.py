@@ -48,6 +48,7 @@ class StreamHealth:
     watermark: str | None = None
     watermark_lag_s: float | None = None
     kafka_offsets_behind: int | None = None
+    kafka_lag: dict[str, int] | None = None  # records not read yet per Kafka source (its topics)
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,5 +127,5 @@ def stream_health(loaded: LoadedProject, instance: dg.DagsterInstance, keys: Key
             processed_rows_per_second=md_value(bmd, "processed_rows_per_second"), batch_duration_s=duration,
             keeping_up=fits, watermark=md_value(bmd, "last_watermark"),
             watermark_lag_s=None if wm_lag is None or since is None else round(float(wm_lag) + since, 1),
-            kafka_offsets_behind=behind, error=md_value(md, "error")))
+            kafka_offsets_behind=behind, kafka_lag=md_value(md, "kafka_lag"), error=md_value(md, "error")))
     return out

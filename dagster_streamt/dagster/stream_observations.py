@@ -38,6 +38,8 @@ def progress_metadata(p: ModelProgress) -> dict[str, Any]:
         md["kafka_offsets"] = dg.MetadataValue.json(p.kafka_offsets)
     if p.offsets_behind is not None:
         md["kafka_offsets_behind"] = p.offsets_behind
+    if p.lag_by_source:
+        md["kafka_lag"] = dg.MetadataValue.json(p.lag_by_source)
     return md
 
 

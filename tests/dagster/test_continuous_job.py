@@ -70,7 +70,8 @@ def _until(cond: Any, what: str, timeout: float = 120.0) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _run_until(job: dg.JobDefinition, instance: dg.DagsterInstance, steps: Any) -> tuple[dg.DagsterRun, list[str]]:
+def run_until(job: dg.JobDefinition, instance: dg.DagsterInstance, steps: Any,
+               run_config: dict[str, Any] | None = None) -> tuple[dg.DagsterRun, list[str]]:
     """Execute the job in this process while ``steps(run_id)`` drives it from a thread, then terminate it
     as Dagster's run launcher does: mark it canceling, interrupt the process running it."""
     failures: list[str] = []
@@ -87,14 +88,14 @@ def _run_until(job: dg.JobDefinition, instance: dg.DagsterInstance, steps: Any) 
 
     driver = threading.Thread(target=drive, daemon=True)
     driver.start()
-    result = job.execute_in_process(instance=instance, run_config=FAST, raise_on_error=False)
+    result = job.execute_in_process(instance=instance, run_config=run_config or FAST, raise_on_error=False)
     driver.join()
     run = instance.get_run_by_id(result.run_id)
     assert run is not None
     return run, failures
 
 
-def _materializations(instance: dg.DagsterInstance, run_id: str, asset: str) -> list[dict[str, Any]]:
+def materializations(instance: dg.DagsterInstance, run_id: str, asset: str) -> list[dict[str, Any]]:
     records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
     out = []
     for r in records:
@@ -116,10 +117,10 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         def first_run(run_id: str) -> None:
-            _until(lambda: sum(m["rows_written"] for m in _materializations(instance, run_id, "orders_clean"))
+            _until(lambda: sum(m["rows_written"] for m in materializations(instance, run_id, "orders_clean"))
                    == sum(_valid_ids(shop).values()), "the first file's orders as materializations")
             _generate(shop, "--append")  # a new file while the stream runs: picked up without a new run
-            _until(lambda: sum(m["rows_written"] for m in _materializations(instance, run_id, "orders_clean")[-1:])
+            _until(lambda: sum(m["rows_written"] for m in materializations(instance, run_id, "orders_clean")[-1:])
                    == sum(_valid_ids(shop).values()), "the appended orders")
             _until(lambda: instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
                                                         ).records, "the continuous test's verdict")
@@ -127,14 +128,14 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
             assert (live.state, live.run_id) == ("running", run_id) and live.health in ("ok", "lagging"), live
             assert live.last_batch_id is not None and live.rows_written == sum(_valid_ids(shop).values())
 
-        run, failures = _run_until(job, instance, first_run)
+        run, failures = run_until(job, instance, first_run)
         assert not failures, failures
         assert run.status == dg.DagsterRunStatus.CANCELED
         assert _stored_ids(shop) == _valid_ids(shop)  # every valid order once, the appended file included
-        batches = _materializations(instance, run.run_id, "orders_clean")
+        batches = materializations(instance, run.run_id, "orders_clean")
         assert batches and {"batch_id", "rows_written", "new_rows", "input_rows", "batch_duration_s",
                             "processed_rows_per_second", "last_watermark"} <= set(batches[-1])
-        assert _materializations(instance, run.run_id, "order_metrics")  # a stream reading a stream, live too
+        assert materializations(instance, run.run_id, "order_metrics")  # a stream reading a stream, live too
         checks = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
         assert {r.event_log_entry.dagster_event.event_specific_data.check_name for r in checks} == {"orders_clean_live"}
         stopped = [r.event_log_entry.asset_observation for r in instance.get_records_for_run(
@@ -149,7 +150,7 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
         def second_run(run_id: str) -> None:
             _until(lambda: _stored_ids(shop) == _valid_ids(shop), "the resumed stream to catch up")
 
-        again, failures = _run_until(job, instance, second_run)
+        again, failures = run_until(job, instance, second_run)
         assert not failures, failures
         assert again.status == dg.DagsterRunStatus.CANCELED
         assert _stored_ids(shop) == _valid_ids(shop)  # nothing lost, nothing read twice

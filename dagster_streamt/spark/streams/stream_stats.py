@@ -40,6 +40,7 @@ class ModelProgress:
     at: float  # epoch seconds of this report
     kafka_offsets: dict[str, dict[str, int]] | None = None  # topic -> partition -> next offset, last batch
     offsets_behind: int | None = None  # Kafka records not read yet (Spark's maxOffsetsBehindLatest, summed)
+    lag_by_source: dict[str, int] | None = None  # the same per Kafka source (its topics, comma-joined)
 
     def lag_text(self) -> str:
         if self.lag_s is not None:
@@ -71,6 +72,7 @@ class ProgressTracker:
         self._watermark: str | None = None
         self._offsets: dict[str, dict[str, int]] | None = None
         self._behind: int | None = None
+        self._lag_by: dict[str, int] | None = None
 
     def consume(self, progresses: Sequence[Any]) -> int:
         """Add the reports not seen yet; return how many of them processed data."""
@@ -100,20 +102,24 @@ class ProgressTracker:
         """The Kafka positions a report gives: each topic partition's next offset, and how far behind the
         latest offsets the query is (Spark's source metrics; absent for other sources)."""
         offsets: dict[str, dict[str, int]] = {}
-        behind = None
+        lag_by: dict[str, int] = {}
         for source in p.sources or ():
             if not (source.description or "").startswith("Kafka"):
                 continue
             try:
-                for topic, parts in json.loads(source.endOffset or "{}").items():
+                ends = json.loads(source.endOffset or "{}")
+                for topic, parts in ends.items():
                     offsets.setdefault(topic, {}).update({str(k): int(v) for k, v in sorted(parts.items())})
             except (TypeError, ValueError, AttributeError):
-                pass
+                ends = {}
             lag = (source.metrics or {}).get("maxOffsetsBehindLatest")
             if lag is not None:
-                behind = (behind or 0) + int(float(lag))
+                name = ",".join(sorted(ends)) or source.description
+                lag_by[name] = lag_by.get(name, 0) + int(float(lag))
         if offsets:
-            self._offsets, self._behind = offsets, behind
+            self._offsets = offsets
+            self._lag_by = lag_by or None
+            self._behind = sum(lag_by.values()) if lag_by else None
 
     def snapshot(self, running: bool = False) -> ModelProgress:
         """The progress so far; starts a new ``new_*`` window."""
@@ -127,7 +133,8 @@ class ProgressTracker:
             input_rows_per_second=float(p.inputRowsPerSecond) if p is not None else idle,
             processed_rows_per_second=float(p.processedRowsPerSecond) if p is not None else idle,
             watermark=self._watermark, lag_s=watermark_age(self._watermark, now), latency_s=self._latency,
-            restarts=self.restarts, at=now, kafka_offsets=self._offsets, offsets_behind=self._behind)
+            restarts=self.restarts, at=now, kafka_offsets=self._offsets, offsets_behind=self._behind,
+            lag_by_source=self._lag_by)
         self._new_batches = self._new_rows = 0
         self._last_data = None
         return out
