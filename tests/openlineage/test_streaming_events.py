@@ -27,7 +27,8 @@ def test_streaming_events_validate_and_say_what_they_are() -> None:
              events.model_event(RunState.RUNNING, totals, now),
              events.parent_event(RunState.RUNNING, now),
              events.model_event(RunState.COMPLETE, totals, now),
-             events.model_event(RunState.FAIL, StreamTotals("order_metrics", 5, 0, 1), now, "model order_metrics: boom"),
+             events.model_event(RunState.FAIL, StreamTotals("order_metrics", 5, 0, 1), now,
+                                "model order_metrics: boom"),
              events.parent_event(RunState.ABORT, now, "run terminated")]
     docs = [to_dict(e) for e in built]
     assert_valid(docs)
