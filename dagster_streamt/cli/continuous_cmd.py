@@ -3,7 +3,9 @@
 Tables and views upstream of a selected stream model run once first (a stream joining a dimension
 table needs it to exist); other non-stream models are skipped, since a table downstream of a running
 stream has no moment at which it is "done" (refresh it with schedules, sensors or ``streamt run``).
-Progress goes to the terminal and, as asset observations, to the project's Dagster instance.
+It is the ``<project>_continuous`` job (:mod:`dagster_streamt.dagster.continuous_job`) executed in this
+process on the project's instance, as ``streamt run`` executes its runs: progress goes to the terminal and
+to the run in the UI (each batch a materialization), and the run sends its OpenLineage events itself.
 """
 
 from __future__ import annotations
@@ -13,24 +15,24 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import EXIT_INVALID, fail
 
-T = TypeVar("T")
-
 if TYPE_CHECKING:
     from ..api import LoadedProject
-    from ..spark.streams.continuous import ContinuousRunner, StreamEvent
+    from ..spark.streams.continuous import StreamEvent
     from ..spark.streams.stream_stats import ModelProgress
 
 
 def run_continuous(loaded: LoadedProject, env: str | None, names: list[str], refresh: list[str],
                    max_restarts: int | None) -> None:
+    """The project's ``<project>_continuous`` job, executed in this process on the project's instance: the
+    run shows in the UI (live batches, CANCELED once stopped) and sends its OpenLineage events itself."""
     from ..dagster.continuous_run import stream_plan
 
     streams, first, skipped = stream_plan(loaded, names)
@@ -40,18 +42,47 @@ def run_continuous(loaded: LoadedProject, env: str | None, names: list[str], ref
         click.echo("Nothing to run continuously: the selection has no enabled stream models "
                    "(`materialized: stream`).")
         return
-    from .dagster_exec import location_or_exit
+    from ..dagster.continuous_job import continuous_job_name
+    from ..instance_location import instance_dir
+    from ..spark.session.session import stop_session
+    from .dagster_exec import instance_or_exit, location_or_exit
 
-    location_or_exit(loaded)  # a broken code location fails now, before a JVM starts (the result is cached)
+    location = location_or_exit(loaded)  # a broken code location fails now, before a JVM starts
+    job_name = continuous_job_name(loaded)
+    if job_name not in {j.name for j in location.defs.jobs or ()} or location.keys.missing(streams):
+        fail(f"the code location ({location.origin}) runs no stream model of this selection (its select/exclude "
+             "leaves them out)")
+    job = location.defs.resolve_job_def(job_name)
+    limit = "unlimited restarts" if max_restarts is None else f"at most {max_restarts} restart(s) in a row"
     try:
-        spark = _start_spark(loaded)
-        if first:
-            _run_once(loaded, env, first, refresh)  # the Dagster run reuses the session, and stops it
-            spark = _start_spark(loaded)
+        spark = _start_spark(loaded)  # borrowed by the run's resource, stopped here
     except KeyboardInterrupt:  # before the queries exist there is nothing to stop gracefully
         click.echo("\ninterrupted before the streams started", err=True)
         sys.exit(130)
-    _supervise(loaded, spark, streams, [r for r in refresh if r in streams], max_restarts)
+    click.echo(f"Continuous mode: {len(streams)} stream model(s){f' after {len(first)} upstream' if first else ''}, "
+               f"{limit}; progress to the terminal and to the Dagster instance {instance_dir(loaded.project.root)} "
+               f"(job {job_name}). Ctrl-C or SIGTERM stops gracefully.")
+    # the terminal as it is now: Dagster captures a step's output and tees it back through a helper process,
+    # which a Ctrl-C or a SIGTERM to the process group stops, and the lines that matter most come after that
+    terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    printer, last = Printer(out=terminal), dict[str, "StreamEvent"]()
+    run_config = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
+                  "ops": {f"{loaded.project.ident}_streams": {"config": {"select": " ".join(sorted(names)),
+                                                                           "max_restarts": max_restarts}}},
+                  "resources": {"run_options": {"config": {"full_refresh": sorted(refresh)}}}}
+    try:
+        with instance_or_exit(loaded) as instance, listening(printer, last):  # Dagster: SIGTERM as SIGINT
+            result = job.execute_in_process(instance=instance, run_config=run_config, raise_on_error=False)
+    finally:
+        terminal.close()
+        with suppress(Exception):  # already gone
+            stop_session(spark)
+    ok = _summary(streams, last)
+    if not result.success and not last:
+        errors = [e.message for e in result.all_events if e.is_failure and e.message]
+        fail(errors[-1] if errors else "the continuous run failed before its streams started")
+    if not ok:
+        sys.exit(EXIT_INVALID)
 
 
 def _start_spark(loaded: LoadedProject) -> Any:
@@ -72,91 +103,35 @@ def _start_spark(loaded: LoadedProject) -> Any:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _run_once(loaded: LoadedProject, env: str | None, first: list[str], refresh: list[str]) -> None:
-    """The upstream tables and views as one ordinary ``streamt run`` (a Dagster run, with its summary)."""
-    from .materialize import materialize
-
-    click.echo(f"Running {len(first)} upstream model(s) once before the streams start: {', '.join(first)}")
-    if not materialize(loaded, env, first, refresh):
-        fail("upstream models failed; not starting the streams")
-    click.echo("")
-
-
-def _supervise(loaded: LoadedProject, spark: Any, streams: list[str], refresh: list[str],
-               max_restarts: int | None) -> None:
-    from ..dagster.stream_observations import ObservationReporter
-    from ..instance_location import instance_dir
-    from ..spark.errors import StreamtSparkError, describe_exception
-    from ..spark.session.session import stop_session
-    from ..spark.streams.continuous import ContinuousRunner, RestartPolicy
-    from .dagster_exec import instance_or_exit, location_or_exit
-
-    project, graph = loaded.project, loaded.graph
-    keys = location_or_exit(loaded).keys  # the code location's keys: the UI shows these observations
-    dagster_instance = instance_or_exit(loaded)
-    upstream = {n: graph.upstream_models(n) for n in streams}
-    limit = "unlimited restarts" if max_restarts is None else f"at most {max_restarts} restart(s) in a row"
-    click.echo(f"Continuous mode: {len(streams)} stream model(s), {limit}; progress to the terminal and to "
-               f"the Dagster instance {instance_dir(project.root)}. Ctrl-C or SIGTERM stops gracefully.")
-    try:
-        with dagster_instance as instance:
-            reporter = ObservationReporter(instance, keys.model)
-            printer = Printer()
-            runner = ContinuousRunner(
-                spark, project, streams, upstream=upstream, full_refresh=refresh,
-                policy=RestartPolicy(max_restarts=max_restarts),
-                on_progress=lambda p: _both(printer.progress, reporter.progress, p),
-                on_event=lambda e: _both(printer.event, reporter.event, e))
-            with graceful_stop(runner):
-                last = runner.run()
-    except StreamtSparkError as exc:
-        fail(str(exc))
-    except Exception as exc:  # the JVM went away (killed, out of memory): checkpoints are still consistent
-        fail(f"the Spark session ended unexpectedly: {describe_exception(exc)}; "
-             "run again to resume from the last committed micro-batch")
-    finally:
-        with suppress(Exception):  # already gone
-            stop_session(spark)
-    if not _summary(streams, last):
-        sys.exit(EXIT_INVALID)
-
-
-def _both(first: Callable[[T], None], second: Callable[[T], None], item: T) -> None:
-    first(item)
-    second(item)
-
-
 @contextmanager
-def graceful_stop(runner: ContinuousRunner) -> Iterator[None]:
-    """SIGINT/SIGTERM stop the runner gracefully; a second one exits at once (checkpoints are safe
-    either way: an interrupted micro-batch is simply redone by the next run)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    signals = (signal.SIGINT, signal.SIGTERM)
-    received: list[int] = []
+def listening(printer: Printer, last: dict[str, Any]) -> Iterator[None]:
+    """The run's stream events and progress, as the op reports them in this process, to the terminal."""
+    from ..dagster.progress import subscribe
+    from ..spark.streams.continuous import StreamEvent
+    from ..spark.streams.stream_stats import ModelProgress
 
-    def handler(signum: int, _frame: Any) -> None:
-        received.append(signum)
-        if len(received) > 1:
-            os.write(2, b"\nsecond signal: exiting now; the next run redoes any interrupted micro-batch\n")
-            os._exit(130)
-        os.write(1, f"\n{signal.Signals(signum).name}: stopping the queries gracefully ...\n".encode())
-        runner.stop()
+    def show(item: Any) -> None:
+        if isinstance(item, str):  # the run's own notices (stopping)
+            click.echo(item, file=printer.out)
+        elif isinstance(item, StreamEvent):
+            last[item.model] = item
+            printer.event(item)
+        elif isinstance(item, ModelProgress):
+            printer.progress(item)
 
-    previous = {s: signal.signal(s, handler) for s in signals}
+    unsubscribe = subscribe(show)
     try:
         yield
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+        unsubscribe()
 
 
 class Printer:
     """Terminal lines for continuous mode: state changes as they happen, a progress line per report
     that saw new data, and one every ``idle_every_s`` for an idle model (its lag keeps growing)."""
 
-    def __init__(self, idle_every_s: float = 30.0) -> None:
+    def __init__(self, idle_every_s: float = 30.0, out: Any = None) -> None:
+        self.out = out  # None: stdout
         self.idle_every_s = idle_every_s
         self._last: dict[str, float] = {}
 
@@ -174,14 +149,14 @@ class Printer:
             t = e.totals
             done = f"{t.rows_written:,} rows in {t.batches} batch(es), {t.restarts} restart(s); " if t else ""
             line = f"  {click.style('■', fg='cyan')} {e.model:<32} stopped: {done}{e.message}"
-        click.echo(line)
+        click.echo(line, file=self.out)
 
     def progress(self, p: ModelProgress) -> None:
         if not p.new_batches and p.at - self._last.get(p.model, 0.0) < self.idle_every_s:
             return
         self._last[p.model] = p.at
         if p.batch_id is None:
-            click.echo(f"  {time.strftime('%H:%M:%S')} {p.model:<32} waiting for the first micro-batch")
+            click.echo(f"  {time.strftime('%H:%M:%S')} {p.model:<32} waiting for the first micro-batch", file=self.out)
             return
         if p.new_batches:
             what = (f"+{p.new_rows:,} rows ({p.rows_written:,} total)  in {p.input_rows_per_second or 0:,.1f}/s "
@@ -189,7 +164,8 @@ class Printer:
         else:
             what = f"idle ({p.rows_written:,} rows so far)"
         wm = f"  watermark {p.watermark}" if p.watermark else ""
-        click.echo(f"  {time.strftime('%H:%M:%S')} {p.model:<32} batch {p.batch_id}  {what}{wm}  {p.lag_text()}")
+        click.echo(f"  {time.strftime('%H:%M:%S')} {p.model:<32} batch {p.batch_id}  {what}{wm}  {p.lag_text()}",
+                   file=self.out)
 
 
 def _summary(streams: list[str], last: dict[str, StreamEvent]) -> bool:

@@ -27,6 +27,7 @@ from ..openlineage.streaming import StreamingEvents, StreamTotals
 from .checks import check_result
 from .key_map import KeyMap
 from .lineage_emit import emit_live
+from .progress import emit
 from .resources import SparkResource
 from .result_metadata import result_metadata
 from .stream_health import keeping_up
@@ -108,6 +109,7 @@ class LiveStreams:
         failed = []
         for result in run_models(session, self.loaded.project, plan.order, plan.levels, plan.upstream,
                                  full_refresh=refresh & set(first)):
+            emit(result)
             if result.status == "success":
                 yield dg.AssetMaterialization(asset_key=self.keys.model(result.model), metadata=result_metadata(result))
             else:
@@ -147,8 +149,10 @@ class LiveStreams:
             raise
         except BaseException as exc:  # DagsterExecutionInterruptedError: the run was terminated
             stopped_by = exc
-            self.context.log.info("streamt: the run was terminated: letting running micro-batches finish, "
-                                  "then stopping the queries")
+            self._canceling()
+            notice = "interrupted: stopping the queries gracefully (a second Ctrl-C ends the run at once) ..."
+            emit(notice)
+            self.context.log.info(f"streamt: the run was terminated: {notice}")
             runner.stop()
             yield from self._pump(worker)
         side.join()
@@ -165,6 +169,13 @@ class LiveStreams:
                              "committed micro-batch")
         if failed:
             raise dg.Failure(why)
+
+    def _canceling(self) -> None:
+        """Terminated from the UI, the run is already canceling; interrupted in a terminal (Ctrl-C,
+        SIGTERM to `streamt run --continuous`), it is marked so too: it ends CANCELED, not failed."""
+        run = self.context.instance.get_run_by_id(self.run_id)
+        if run is not None and run.status == dg.DagsterRunStatus.STARTED:
+            self.context.instance.report_run_canceling(run, message="interrupted: stopping the streams")
 
     def _pump(self, worker: threading.Thread) -> Iterator[Any]:
         """Turn reports into Dagster events until the queries are down and every report is out. This is the
@@ -210,6 +221,7 @@ class LiveStreams:
 
     # -- what the queries report -----------------------------------------------------------------
     def _on_progress(self, p: ModelProgress) -> Iterator[Any]:
+        emit(p)  # `streamt run --continuous` prints it
         with self.lock:
             self.totals[p.model] = StreamTotals(p.model, p.input_rows, p.rows_written, p.batches)
             if p.new_batches:
@@ -226,6 +238,7 @@ class LiveStreams:
                                       description=f"{p.new_rows:,} row(s) in {p.new_batches} micro-batch(es)")
 
     def _on_event(self, e: StreamEvent) -> Iterator[Any]:
+        emit(e)
         log = self.context.log.error if e.kind in ("failed", "gave_up") else self.context.log.info
         log(f"streamt: {e.model} {e.kind.replace('_', ' ')}" + (f": {e.message}" if e.message else ""))
         with self.lock:

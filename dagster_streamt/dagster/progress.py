@@ -62,7 +62,7 @@ class StepTimes:
         return shown + (f" and {len(ranked) - most} more" if len(ranked) > most else "")
 
 
-Event = ModelResult | CheckEvent | StepTimes
+Event = ModelResult | CheckEvent | StepTimes | Any  # and a continuous run's StreamEvent / ModelProgress
 _listeners: list[Callable[[Event], None]] = []
 
 

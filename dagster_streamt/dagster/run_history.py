@@ -72,7 +72,10 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
             rows = _int(md_value(md, "dagster/row_count"))
             if rows is None:  # the rows it wrote: a partitioned run's total (each partition's are its own)
                 rows = _int(md_value(md, "run_rows_written", md_value(md, "rows_written")))
-            best = LastRun("COMPLETE", _ts(began, ended), _ts(ended, ended), rows, mat.run_id)
+            # a continuous run's batch: the stream is still running (its "stopped" observation comes later)
+            state = CONTINUOUS.get(str(md_value(md, meta.STATUS))) if md_value(md, meta.MODE) == meta.CONTINUOUS \
+                else None
+            best = LastRun(state or "COMPLETE", _ts(began, ended), _ts(ended, ended), rows, mat.run_id)
         obs = instance.fetch_observations(key, limit=1).records
         if obs:
             entry = obs[0].event_log_entry
@@ -85,7 +88,7 @@ def last_runs(loaded: LoadedProject, instance: dg.DagsterInstance, keys: KeyMap)
                                entry.timestamp), _ts(md_value(md, meta.ENDED_AT), entry.timestamp), None,
                                entry.run_id, str(md_value(md, "error", "")))
             elif md_value(md, meta.MODE) == meta.CONTINUOUS and status in CONTINUOUS and newer:
-                # `streamt run --continuous` reports progress outside any Dagster run: its latest report
+                # a continuous run's state: its latest report
                 at = _ts(None, entry.timestamp)
                 best = LastRun(CONTINUOUS[str(status)], at, at, _int(md_value(md, "rows_written")), entry.run_id or "")
         if best is not None:

@@ -1,14 +1,10 @@
-"""Continuous-mode progress as Dagster asset observations on each stream model's asset.
-
-Continuous queries run outside any Dagster run, so their progress is recorded as runless
-observations: the asset page then shows rows, rates, watermark and lag over time. Only reports that
-saw new micro-batches are recorded (plus start, failure and stop), so an idle stream does not fill
-the event log with a row every few seconds.
+"""A continuous run's progress and state changes as Dagster metadata on each stream model's asset: the
+asset page then shows rows, rates, watermark and lag over time (see :mod:`.continuous_run`, which records
+only the looks that saw new micro-batches, so an idle stream does not fill the event log).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
@@ -41,25 +37,6 @@ def progress_metadata(p: ModelProgress) -> dict[str, Any]:
     if p.lag_by_source:
         md["kafka_lag"] = dg.MetadataValue.json(p.lag_by_source)
     return md
-
-
-class ObservationReporter:
-    """``on_progress`` / ``on_event`` callbacks for :class:`~dagster_streamt.spark.streams.continuous.ContinuousRunner`
-    that record observations on ``instance`` under the keys ``key_of(model)`` returns."""
-
-    def __init__(self, instance: dg.DagsterInstance, key_of: Callable[[str], dg.AssetKey]) -> None:
-        self.instance = instance
-        self.key_of = key_of
-
-    def _record(self, model: str, metadata: dict[str, Any]) -> None:
-        self.instance.report_runless_asset_event(dg.AssetObservation(asset_key=self.key_of(model), metadata=metadata))
-
-    def progress(self, p: ModelProgress) -> None:
-        if p.new_batches:
-            self._record(p.model, progress_metadata(p))
-
-    def event(self, e: StreamEvent) -> None:
-        self._record(e.model, event_metadata(e))
 
 
 def event_metadata(e: StreamEvent) -> dict[str, Any]:

@@ -113,7 +113,7 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
     defs = build_definitions(shop, loaded=loaded)
     keys = KeyMap.from_definitions(defs, "shop")
     assert keys is not None
-    job = defs.get_job_def("shop_continuous")
+    job = defs.resolve_job_def("shop_continuous")
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         def first_run(run_id: str) -> None:

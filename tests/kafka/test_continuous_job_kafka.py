@@ -39,7 +39,7 @@ def test_kafka_streams_in_one_dagster_run(kafka_broker: KafkaBroker, tmp_path: P
     root = tmp_path / "project"
     root.mkdir()
     (root / "stream_project.yml").write_text(PROJECT.format(servers=servers), encoding="utf-8")
-    job = build_definitions(root).get_job_def("realtime_continuous")
+    job = build_definitions(root).resolve_job_def("realtime_continuous")
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         def steps(run_id: str) -> None:

@@ -22,7 +22,6 @@ from dagster_streamt.api import load
 from dagster_streamt.dagster.code_location import code_location
 from dagster_streamt.dagster.continuous_run import stream_plan as plan
 from dagster_streamt.dagster.run_history import last_runs
-from dagster_streamt.dagster.stream_observations import ObservationReporter
 from dagster_streamt.spark import Warehouse, register_model_view
 from dagster_streamt.spark.streams.continuous import ContinuousRunner, RestartPolicy, StreamEvent, continuous_trigger
 from dagster_streamt.spark.streams.stream_stats import ModelProgress
@@ -172,36 +171,37 @@ def test_gives_up_after_max_restarts_and_skips_downstream(spark: Any, tmp_projec
     assert result["after_broken"].kind == "skipped" and "broken failed to start" in result["after_broken"].message
 
 
-def test_progress_becomes_dagster_observations(spark: Any, tmp_project: Any) -> None:
-    project = tmp_project(config([CLEAN], event_time={"column": "ts", "watermark": "1 minute"}),
+def test_progress_becomes_dagster_events_status_reads(spark: Any, tmp_project: Any, tmp_path: Path) -> None:
+    """The continuous job's reports as `streamt status` reads them: RUNNING while it runs, the rows once
+    stopped; a batch carries the watermark and its lag (now - watermark)."""
+    from ..dagster.test_continuous_job import materializations, run_until
+
+    clean = {**CLEAN, "advanced": {"spark": {"trigger": "1 second"}}}
+    project = tmp_project(config([clean], event_time={"column": "ts", "watermark": "1 minute"}),
                           {"landing/a.json": orders(range(1, 4))})
-    key = dg.AssetKey(["orders_clean"])
-    with dg.instance_for_test() as instance:
-        reporter = ObservationReporter(instance, lambda name: dg.AssetKey([name]))
-        rec = Recorder()
-
-        def both(p: ModelProgress) -> None:
-            rec.progress.append(p)
-            reporter.progress(p)
-
-        with running(spark, project, ["orders_clean"], rec, on_progress=both, on_event=reporter.event):
+    loaded = load(project.root)
+    location = code_location(loaded)
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        def steps(run_id: str) -> None:
             wait_for(lambda: ids(spark, project) == [2, 3], "the first file")
-            keys = code_location(load(project.root)).keys
-            assert last_runs(load(project.root), instance, keys)["orders_clean"].status == "RUNNING"  # `status`
+            wait_for(lambda: last_runs(loaded, instance, location.keys).get("orders_clean"), "the first report")
+            assert last_runs(loaded, instance, location.keys)["orders_clean"].status == "RUNNING"  # `status`
             drop(project.root, "b.json", orders(range(4, 6)))  # its batch reports the first batch's watermark
-            wait_for(lambda: any(p.new_rows and p.watermark for p in rec.progress), "a report with a watermark")
-        stopped = last_runs(load(project.root), instance, keys)["orders_clean"]
+            wait_for(lambda: any(m.get("last_watermark") and m["new_rows"]
+                                 for m in materializations(instance, run_id, "orders_clean")), "a watermark")
+
+        run, failures = run_until(location.defs.resolve_job_def("spark_test_continuous"), instance, steps,
+                                  {"ops": {"spark_test_streams": {"config": {"report_every_s": 0.5}}}})
+        assert not failures, failures
+        stopped = last_runs(loaded, instance, location.keys)["orders_clean"]
         assert (stopped.status, stopped.rows) == ("COMPLETE", 4)
-        records = instance.fetch_observations(key, limit=50).records
-        metadata = [{k: getattr(v, "value", v) for k, v in r.asset_observation.metadata.items()}
-                    for r in reversed(records)]  # oldest first
-    statuses = [m["streamt/status"] for m in metadata]
-    assert statuses[0] == "running" and statuses[-1] == "stopped" and statuses.count("running") >= 2
-    with_rows = next(m for m in metadata if m.get("new_rows") and m.get("last_watermark"))
+        batches = materializations(instance, run.run_id, "orders_clean")
+    with_rows = next(m for m in batches if m.get("new_rows") and m.get("last_watermark"))
     assert with_rows["rows_written"] == 4 and with_rows["streamt/mode"] == "continuous"
     assert with_rows["last_watermark"].startswith(time.strftime("%Y-%m-%d", time.gmtime()))
     assert 60 <= with_rows["lag_s"] < 600  # now - watermark: the 1 minute delay plus the test's age
-    assert metadata[-1]["rows_written"] == 4 and metadata[-1]["trigger"] == "1 second"  # the default
+    assert with_rows["trigger"] == "1 second" and with_rows["keeping_up"] is True
 
 
 def test_triggers_and_selection_plan(tmp_path: Path) -> None:
@@ -248,7 +248,7 @@ def test_cli_stops_gracefully_on_sigterm_to_its_process_group(spark: Any, tmp_pa
     out = "".join(lines)
     assert proc.returncode == 0, out
     assert "big_orders" in out and "skipped: a table, not upstream of a stream" in out
-    assert "SIGTERM: stopping the queries gracefully" in out and "Traceback" not in out
+    assert "interrupted: stopping the queries gracefully" in out and "Traceback" not in out
     assert "stopped: 2 rows in 1 batch(es), 0 restart(s)" in out, out
     assert ids(spark, project) == [2, 3]
     instance = dg.DagsterInstance.from_config(str(root / ".streamt" / "dagster"))
