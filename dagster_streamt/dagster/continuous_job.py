@@ -37,7 +37,7 @@ class ContinuousConfig(dg.Config):
     report_every_s: float = Field(default=2.0, description=(
         "How often each running model's progress is looked at; each look that saw committed micro-batches "
         "is reported as a materialization of the model."))
-    check_every_s: float = Field(default=30.0, description=(
+    check_every_s: float = Field(default=10.0, description=(
         "How often the stream models' continuous tests are judged (asset checks), when new rows arrived."))
     lineage_every_s: float = Field(default=60.0, description=(
         "How often OpenLineage RUNNING events restate each stream's totals (runtime.openlineage)."))
