@@ -11,6 +11,7 @@ the last micro-batch is committed and the queries are down, then lets the interr
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -141,6 +142,7 @@ class LiveStreams:
         worker.start()
         side.start()
         stopped_by: BaseException | None = None
+        previous = _sigterm_as_sigint()
         try:
             yield from self._pump(worker)
         except GeneratorExit:  # the run is being torn down: nothing more can be reported
@@ -155,6 +157,9 @@ class LiveStreams:
             self.context.log.info(f"streamt: the run was terminated: {notice}")
             runner.stop()
             yield from self._pump(worker)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
         side.join()
         error = outcome.get("error")
         last: dict[str, StreamEvent] = outcome.get("last", {})
@@ -279,6 +284,17 @@ class LiveStreams:
             emit_live(self.loaded, self.run_id, events)
         except Exception as exc:  # lineage must never stop the streams
             self.context.log.warning(f"streamt: OpenLineage events not queued: {exc}")
+
+
+def _sigterm_as_sigint() -> Any:
+    """SIGTERM interrupts the op as SIGINT does; returns the handler it replaced (None off the main thread).
+
+    Dagster maps SIGTERM to the handler that only records an interruption for the op's next step, and
+    this op takes its next step only when a report comes: a SIGTERM (systemd, Kubernetes, `timeout`, a
+    process group signalled) would then wait for the next micro-batch, or forever on an idle stream."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
 
 
 def _now() -> datetime:
