@@ -185,11 +185,13 @@ def test_progress_becomes_dagster_events_status_reads(spark: Any, tmp_project: A
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         def steps(run_id: str) -> None:
             wait_for(lambda: ids(spark, project) == [2, 3], "the first file", timeout=120)
-            wait_for(lambda: last_runs(loaded, instance, location.keys).get("orders_clean"), "the first report", timeout=120)
+            wait_for(lambda: last_runs(loaded, instance, location.keys).get("orders_clean"), "the first report",
+                     timeout=120)
             assert last_runs(loaded, instance, location.keys)["orders_clean"].status == "RUNNING"  # `status`
             drop(project.root, "b.json", orders(range(4, 6)))  # its batch reports the first batch's watermark
             wait_for(lambda: any(m.get("last_watermark") and m["new_rows"]
-                                 for m in materializations(instance, run_id, "orders_clean")), "a watermark", timeout=120)
+                                 for m in materializations(instance, run_id, "orders_clean")), "a watermark",
+                     timeout=120)
 
         run, failures = run_until(location.defs.resolve_job_def("spark_test_continuous"), instance, steps,
                                   {"ops": {"spark_test_streams": {"config": {"report_every_s": 0.5}}}})
