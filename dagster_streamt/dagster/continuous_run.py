@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..spark.streams.stream_stats import ModelProgress
     from .continuous_job import ContinuousConfig
 
+_NOTICE = "interrupted: stopping the queries gracefully (a second Ctrl-C ends the run at once) ..."
 _END = {"stopped": RunState.COMPLETE, "gave_up": RunState.FAIL, "failed": RunState.FAIL, "skipped": RunState.ABORT}
 
 
@@ -145,16 +146,19 @@ class LiveStreams:
         previous = _sigterm_as_sigint()
         try:
             yield from self._pump(worker)
-        except GeneratorExit:  # the run is being torn down: nothing more can be reported
+        except GeneratorExit:  # interrupted between two steps of the op: Dagster closes it, nothing can be yielded
+            self._canceling()
+            emit(_NOTICE)
             runner.stop()
             worker.join()
+            side.join()
+            self._closing()
             raise
         except BaseException as exc:  # DagsterExecutionInterruptedError: the run was terminated
             stopped_by = exc
             self._canceling()
-            notice = "interrupted: stopping the queries gracefully (a second Ctrl-C ends the run at once) ..."
-            emit(notice)
-            self.context.log.info(f"streamt: the run was terminated: {notice}")
+            emit(_NOTICE)
+            self.context.log.info(f"streamt: the run was terminated: {_NOTICE}")
             runner.stop()
             yield from self._pump(worker)
         finally:
@@ -181,6 +185,16 @@ class LiveStreams:
         run = self.context.instance.get_run_by_id(self.run_id)
         if run is not None and run.status == dg.DagsterRunStatus.STARTED:
             self.context.instance.report_run_canceling(run, message="interrupted: stopping the streams")
+
+    def _closing(self) -> None:
+        """What the queries reported last, when the op can no longer yield: the state changes recorded on the
+        instance (runless), the terminal told, and the run's lineage ended."""
+        for item in self._drain(self.reports):
+            events = self._on_event(item) if hasattr(item, "kind") else self._on_progress(item) \
+                if not isinstance(item, dg.AssetCheckEvaluation) else iter(())
+            for event in events:
+                self.context.instance.report_runless_asset_event(event)
+        self._send([*self._drain(self.outgoing), self.lineage.parent_event(RunState.ABORT, _now(), "run terminated")])
 
     def _pump(self, worker: threading.Thread) -> Iterator[Any]:
         """Turn reports into Dagster events until the queries are down and every report is out. This is the

@@ -22,6 +22,7 @@ from .test_real_time_e2e import PROJECT, big, orders, small
 from .topics import read_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+TOPIC, BIG, SMALL = "orders.continuous_job", "job_big_orders", "job_small_orders"
 FAST = {"ops": {"realtime_streams": {"config": {"report_every_s": 1.0, "lineage_every_s": 2.0}}}}
 
 
@@ -33,28 +34,30 @@ def _topic(servers: str, topic: str) -> Counter[str]:
 
 def test_kafka_streams_in_one_dagster_run(kafka_broker: KafkaBroker, tmp_path: Path, spark: Any) -> None:
     servers = kafka_broker.bootstrap_servers
-    admin.create_topic(servers, "orders.raw", partitions=1)
+    admin.create_topic(servers, TOPIC, partitions=1)
     first, second = orders(0, 40), orders(40, 40)
-    admin.produce(servers, "orders.raw", [(r["order_id"], json.dumps(r)) for r in first])
+    admin.produce(servers, TOPIC, [(r["order_id"], json.dumps(r)) for r in first])
     root = tmp_path / "project"
     root.mkdir()
-    (root / "stream_project.yml").write_text(PROJECT.format(servers=servers), encoding="utf-8")
+    # the session's broker is shared with test_real_time_e2e: topics of their own, for the source and the models
+    text = PROJECT.format(servers=servers).replace("orders.raw", TOPIC)
+    (root / "stream_project.yml").write_text(text.replace("big_orders", BIG).replace("small_orders", SMALL))
     job = build_definitions(root).resolve_job_def("realtime_continuous")
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         def steps(run_id: str) -> None:
             def offsets() -> Any:
-                found = materializations(instance, run_id, "small_orders")
+                found = materializations(instance, run_id, SMALL)
                 return found[-1]["kafka_offsets"] if found else None
 
-            assert _until(offsets, "small_orders' first batch") == {"orders.raw": {"0": 40}}
-            _until(lambda: _topic(servers, "big_orders") == big(first), "big_orders in real-time mode")
-            admin.produce(servers, "orders.raw", [(r["order_id"], json.dumps(r)) for r in second])
-            _until(lambda: offsets() == {"orders.raw": {"0": 80}}, "the records produced while it runs")
-            _until(lambda: _topic(servers, "big_orders") == big(first + second), "big_orders' new records")
-            _until(lambda: _topic(servers, "small_orders") == small(first + second), "small_orders' topic")
-            last = materializations(instance, run_id, "small_orders")[-1]
-            assert last["kafka_lag"] == {"orders.raw": 0} and last["kafka_offsets_behind"] == 0
+            assert _until(offsets, "small_orders' first batch") == {TOPIC: {"0": 40}}
+            _until(lambda: _topic(servers, BIG) == big(first), "big_orders in real-time mode")
+            admin.produce(servers, TOPIC, [(r["order_id"], json.dumps(r)) for r in second])
+            _until(lambda: offsets() == {TOPIC: {"0": 80}}, "the records produced while it runs")
+            _until(lambda: _topic(servers, BIG) == big(first + second), "big_orders' new records")
+            _until(lambda: _topic(servers, SMALL) == small(first + second), "small_orders' topic")
+            last = materializations(instance, run_id, SMALL)[-1]
+            assert last["kafka_lag"] == {TOPIC: 0} and last["kafka_offsets_behind"] == 0
 
         run, failures = run_until(job, instance, steps, FAST)
         assert not failures, failures
@@ -62,6 +65,6 @@ def test_kafka_streams_in_one_dagster_run(kafka_broker: KafkaBroker, tmp_path: P
         stopped = {(o.asset_key.to_user_string(), o.metadata["streamt/status"].value) for o in (
             r.event_log_entry.asset_observation for r in instance.get_records_for_run(
                 run.run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION).records)}
-        assert {("big_orders", "stopped"), ("small_orders", "stopped")} <= stopped
-    assert _topic(servers, "small_orders") == small(first + second)  # stopping published nothing twice
-    assert _topic(servers, "big_orders") == big(first + second)
+        assert {(BIG, "stopped"), (SMALL, "stopped")} <= stopped
+    assert _topic(servers, SMALL) == small(first + second)  # stopping published nothing twice
+    assert _topic(servers, BIG) == big(first + second)
