@@ -1,5 +1,5 @@
 """Each stream model's health from what its continuous runs reported to the Dagster instance: no Spark, no
-broker, milliseconds (``streamt observe``).
+broker (``streamt observe``).
 
 A continuous run reports each look that saw committed micro-batches (a materialization of the model in
 the ``<project>_continuous`` job, a runless observation from ``streamt run --continuous``) and each state
