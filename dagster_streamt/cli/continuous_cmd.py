@@ -55,11 +55,14 @@ def run_continuous(loaded: LoadedProject, env: str | None, names: list[str], ref
     job = location.defs.resolve_job_def(job_name)
     limit = "unlimited restarts" if max_restarts is None else f"at most {max_restarts} restart(s) in a row"
     try:
-        spark = _start_spark(loaded)  # borrowed by the run's resource, stopped here
+        spark = _start_spark(loaded)
+        if first:  # an ordinary `streamt run` (its tests, records and summary); it reuses the session, and stops it
+            _run_once(loaded, env, first, refresh)
+            spark = _start_spark(loaded)  # borrowed by the continuous run's resource, stopped here
     except KeyboardInterrupt:  # before the queries exist there is nothing to stop gracefully
         click.echo("\ninterrupted before the streams started", err=True)
         sys.exit(130)
-    click.echo(f"Continuous mode: {len(streams)} stream model(s){f' after {len(first)} upstream' if first else ''}, "
+    click.echo(f"Continuous mode: {len(streams)} stream model(s), "
                f"{limit}; progress to the terminal and to the Dagster instance {instance_dir(loaded.project.root)} "
                f"(job {job_name}). Ctrl-C or SIGTERM stops gracefully.")
     # the terminal as it is now: Dagster captures a step's output and tees it back through a helper process,
@@ -67,9 +70,9 @@ def run_continuous(loaded: LoadedProject, env: str | None, names: list[str], ref
     terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     printer, last = Printer(out=terminal), dict[str, "StreamEvent"]()
     run_config = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
-                  "ops": {f"{loaded.project.ident}_streams": {"config": {"select": " ".join(sorted(names)),
+                  "ops": {f"{loaded.project.ident}_streams": {"config": {"select": " ".join(streams),
                                                                            "max_restarts": max_restarts}}},
-                  "resources": {"run_options": {"config": {"full_refresh": sorted(refresh)}}}}
+                  "resources": {"run_options": {"config": {"full_refresh": sorted(set(refresh) & set(streams))}}}}
     try:
         with instance_or_exit(loaded) as instance, listening(printer, last):  # Dagster: SIGTERM as SIGINT
             result = job.execute_in_process(instance=instance, run_config=run_config, raise_on_error=False)
@@ -101,6 +104,16 @@ def _start_spark(loaded: LoadedProject) -> Any:
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _run_once(loaded: LoadedProject, env: str | None, first: list[str], refresh: list[str]) -> None:
+    """The upstream tables and views as one ordinary ``streamt run`` (a Dagster run, with its summary)."""
+    from .materialize import materialize
+
+    click.echo(f"Running {len(first)} upstream model(s) once before the streams start: {', '.join(first)}")
+    if not materialize(loaded, env, first, refresh):
+        fail("upstream models failed; not starting the streams")
+    click.echo("")
 
 
 @contextmanager

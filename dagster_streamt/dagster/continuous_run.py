@@ -22,6 +22,7 @@ import dagster as dg
 from openlineage.client.event_v2 import RunEvent, RunState
 
 from ..api import LoadedProject
+from ..core import metadata as meta
 from ..core.ids import names_of
 from ..graph.select import SelectionError, select
 from ..openlineage.streaming import StreamingEvents, StreamTotals
@@ -33,6 +34,7 @@ from .resources import SparkResource
 from .result_metadata import result_metadata
 from .stream_health import keeping_up
 from .stream_observations import event_metadata, progress_metadata
+from .unchanged import definitions
 
 if TYPE_CHECKING:
     from ..spark.streams.continuous import StreamEvent
@@ -91,7 +93,7 @@ class LiveStreams:
             raise dg.Failure("the selection has no enabled stream model (`materialized: stream`) to keep running")
         with spark.session(self.loaded.project) as session:
             if first:
-                yield from self._run_first(session, first, refresh)
+                yield from self._run_first(session, spark, first, refresh)
             yield from self._supervise(session, streams, refresh)
 
     def _names(self) -> list[str]:
@@ -102,18 +104,25 @@ class LiveStreams:
         except SelectionError as exc:
             raise dg.Failure(f"run config ops.*.config.select: {exc}") from None
 
-    def _run_first(self, session: Any, first: list[str], refresh: frozenset[str]) -> Iterator[Any]:
-        """The tables and views the streams read, brought up to date once before the streams start."""
+    def _run_first(self, session: Any, spark: SparkResource, first: list[str],
+                   refresh: frozenset[str]) -> Iterator[Any]:
+        """The tables and views the streams read, brought up to date once before the streams start, with the
+        refresh records and definition a models run leaves (a later run or `streamt plan` reads them)."""
+        from ..changes.facets import facets_of
+        from ..changes.record import definition_record
         from ..spark.runner import run_models
 
         self.context.log.info(f"streamt: running {len(first)} upstream model(s) once first: {', '.join(first)}")
         plan = self.loaded.graph.run_plan(first)
         failed = []
+        facets = facets_of(self.loaded)
         for result in run_models(session, self.loaded.project, plan.order, plan.levels, plan.upstream,
-                                 full_refresh=refresh & set(first)):
-            emit(result)
+                                 full_refresh=refresh & set(first),
+                                 definitions=definitions(self.loaded, spark.engine_key())):
             if result.status == "success":
-                yield dg.AssetMaterialization(asset_key=self.keys.model(result.model), metadata=result_metadata(result))
+                yield dg.AssetMaterialization(asset_key=self.keys.model(result.model), metadata={
+                    **result_metadata(result),
+                    meta.DEFINITION: dg.MetadataValue.json(definition_record(facets, result.model))})
             else:
                 failed.append(f"{result.model}: {result.error}")
         if failed:
