@@ -19,6 +19,7 @@ import dagster as dg
 import pytest
 
 from dagster_streamt.api import load
+from dagster_streamt.changes.record import readable
 from dagster_streamt.dagster.code_location import code_location
 from dagster_streamt.dagster.continuous_run import stream_plan as plan
 from dagster_streamt.dagster.run_history import last_runs
@@ -257,3 +258,30 @@ def test_cli_stops_gracefully_on_sigterm_to_its_process_group(spark: Any, tmp_pa
     statuses = [r.asset_observation.metadata["streamt/status"].value
                 for r in instance.fetch_observations(dg.AssetKey(["orders_clean"]), limit=10).records]
     assert statuses[0] == "stopped" and "running" in statuses
+
+
+def test_the_job_runs_the_tables_its_streams_read_first(spark: Any, tmp_project: Any, tmp_path: Path) -> None:
+    """Launched with no config, the continuous job brings the table a stream joins up to date once (with the
+    definition record a models run leaves), then keeps both streams running."""
+    from ..dagster.test_continuous_job import materializations, run_until
+
+    fast = {"advanced": {"spark": {"trigger": "1 second"}}}
+    dim = {"name": "dim", "materialized": "table", "sql": "SELECT CAST(2 AS BIGINT) AS order_id"}
+    joined = {"name": "joined", "materialized": "stream", **fast,
+              "sql": 'SELECT c.order_id, c.amount FROM {{ ref("orders_clean") }} c JOIN {{ ref("dim") }} d '
+                     'USING (order_id)'}
+    project = tmp_project(config([{**CLEAN, **fast}, dim, joined]), {"landing/a.json": orders(range(1, 4))})
+    location = code_location(load(project.root))
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        def steps(run_id: str) -> None:
+            wait_for(lambda: ids(spark, project, "joined") == [2], "the joined stream", timeout=120)
+
+        run, failures = run_until(location.defs.resolve_job_def("spark_test_continuous"), instance, steps,
+                                  {"ops": {"spark_test_streams": {"config": {"report_every_s": 0.5}}}})
+        assert not failures, failures
+        assert run.status == dg.DagsterRunStatus.CANCELED
+        [first] = materializations(instance, run.run_id, "dim")
+        assert first["streamt/definition"]["project"] == "spark_test" and first["materialized"] == "table"
+        assert readable(first["streamt/definition"])  # what `streamt plan` compares the next run with
+    assert ids(spark, project, "joined") == [2] and ids(spark, project) == [2, 3]
