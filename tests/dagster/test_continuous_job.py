@@ -124,6 +124,8 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
                    == sum(_valid_ids(shop).values()), "the appended orders")
             _until(lambda: instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
                                                         ).records, "the continuous test's verdict")
+            # a stream reading a stream starts after its input's first batch: under load, seconds later
+            _until(lambda: materializations(instance, run_id, "order_metrics"), "order_metrics' first batch")
             live = {h.model: h for h in stream_health(loaded, instance, keys)}["orders_clean"]
             assert (live.state, live.run_id) == ("running", run_id) and live.health in ("ok", "lagging"), live
             assert live.last_batch_id is not None and live.rows_written == sum(_valid_ids(shop).values())

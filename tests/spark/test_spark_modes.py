@@ -1,6 +1,6 @@
-"""The example in every local Spark mode the product offers gives the embedded run's tables: the
-project's own server (``streamt server start``) and a remote Spark Connect server
-(``runtime.spark.remote``). A cluster master, directly and through Connect, is in test_cluster.py."""
+"""The example through the project's own Spark Connect server (``streamt server start``) gives the
+embedded run's tables, and another project finds that server as a remote one (``runtime.spark.remote``).
+A cluster master, directly and through Connect, is in test_cluster.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from dagster_streamt.spark.session.project_server import stop_project_server
 
 from ..conftest import load, write_project
-from .test_cluster import _project, _run, _snapshot
+from .test_cluster import SMALL_EXPECTED, _project, _run, _small_project, _snapshot
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -40,9 +40,11 @@ def test_the_projects_server_and_a_remote_server_give_the_embedded_result(spark:
         assert _snapshot(spark, served) == expected
         assert not list((served / ".streamt" / "connect-server").glob("lease-*"))  # the run let go of it
 
-        remote = _project(tmp_path, "remote", f"runtime:\n  spark:\n    remote: sc://localhost:{state['port']}\n")
+        # another project naming that server (runtime.spark.remote): a small one, since what it adds is how
+        # the session is found; the example's every model through a Connect server was the run above
+        remote = _small_project(tmp_path / "remote", f"runtime:\n  spark:\n    remote: sc://localhost:{state['port']}\n")
         _run(remote, "-e", "cluster")
-        assert _snapshot(spark, remote) == expected
+        assert _snapshot(spark, remote) == SMALL_EXPECTED
     finally:
         stop_project_server(load(served))
 
