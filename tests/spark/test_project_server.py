@@ -1,7 +1,11 @@
 """The project's own Spark Connect server: nothing starts it unless asked (a default run leaves no
 process behind); ``streamt server start`` starts and warms it, runs use it while it is up (together
 too), ``start: true`` lets a run start it; it stops when idle, when asked, and when a client dies with
-queries in it (``kill -9``)."""
+queries in it (``kill -9``).
+
+Each server start costs a JVM and its warm-up (~20-40 s here), so each test starts as few as its
+story needs: ``start: false`` is checked on the server the conf-change test already runs, ``server
+stop`` of a live server at the end of the incremental test."""
 
 from __future__ import annotations
 
@@ -167,6 +171,9 @@ def test_server_start_is_used_by_runs_until_stopped(spark: Any, project_dir: Any
     assert wait_for(lambda: not pid_alive(pid)), "the server with the old conf is still running"
     new = server_pid(project)
     assert new != pid and session_kind(project) == "connect"
+    yml.write_text(yml.read_text().replace("start: auto", "start: false"))  # never use a running server
+    assert "start: false" in yml.read_text()
+    assert session_kind(project) == "embedded" and pid_alive(new)
 
     (state_dir(project) / "server.json").unlink()  # its state gone (say, the project folder deleted) ...
     assert wait_for(lambda: not pid_alive(new), 30), "a server nobody can find any more is still running"
@@ -183,14 +190,6 @@ def test_start_true_lets_a_run_start_it_and_an_idle_server_stops(spark: Any, pro
     assert wait_for(lambda: not pid_alive(pid)), "the idle server is still running"
     assert read_state(state_dir(project)) is None
     assert "no client for" in (state_dir(project) / "keeper.log").read_text()
-
-
-def test_start_false_never_uses_a_running_server(project_dir: Any) -> None:
-    project = project_dir()
-    cli("server", "start", "-p", str(project.root))
-    (project.root / "stream_project.yml").write_text(
-        (project.root / "stream_project.yml").read_text().replace("start: auto", "start: false"))
-    assert session_kind(load(project.root)) == "embedded"
 
 
 CLIENT = """
@@ -210,11 +209,7 @@ stop_session(spark)
 
 def test_a_killed_client_takes_the_server_and_its_queries_down(project_dir: Any) -> None:
     project = project_dir()
-    cli("server", "start", "-p", str(project.root))
-    pid = server_pid(project)
-    assert "stopped the project's Spark server" in cli("server", "stop", "-p", str(project.root))
-    assert not pid_alive(pid)
-    cli("server", "start", "-p", str(project.root))
+    cli("server", "start", "-p", str(project.root))  # `server stop` of a live one: the incremental test's end
     pid = server_pid(project)
     proc = client(project, stream=True)
     try:
@@ -266,5 +261,8 @@ def test_incremental_refreshes_on_the_server_equal_a_rebuild(spark: Any, tmp_pat
                 [tuple(round(v, 9) if isinstance(v, float) else v for v in r) for r in want], name
         quarantine = rows(spark, Warehouse.for_project(project).quarantine_dir("orders_raw"))
         assert sorted(r["raw_record"] for r in quarantine) == ["{also not json", "{not json"]
+        pid = int(state["pid"])
+        assert "stopped the project's Spark server" in cli("server", "stop", "-p", str(project.root))
+        assert not pid_alive(pid) and read_state(state_dir(project)) is None
     finally:
         stop_project_server(project)
