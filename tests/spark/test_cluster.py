@@ -29,6 +29,9 @@ from dagster_streamt.api import load
 from dagster_streamt.spark import Warehouse
 from dagster_streamt.spark.session.project_server import stop_project_server
 
+from ..conftest import write_project
+from .helpers import jsonl
+
 ROOT = Path(__file__).parents[2]
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -179,10 +182,5 @@ SMALL_EXPECTED = {
 
 def _small_project(root: Path, runtime: str) -> Path:
     """A stream and the table aggregating it, over 20 records and one negative id the stream drops."""
-    (root / "in").mkdir(parents=True)
-    (root / "stream_project.yml").write_text(json.dumps(SMALL))  # JSON is YAML
-    (root / "in" / "a.json").write_text("".join(json.dumps({"id": i, "kind": "ab"[i % 2]}) + "\n"
-                                                for i in [*range(20), -1]))
-    (root / "environments").mkdir()
-    (root / "environments" / "cluster.yml").write_text(runtime)
-    return root
+    return write_project(root, SMALL, {"in/a.json": jsonl({"id": i, "kind": "ab"[i % 2]} for i in [*range(20), -1]),
+                                       "environments/cluster.yml": runtime})
