@@ -18,6 +18,8 @@ import yaml
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 
+from .helpers import S3_BUCKET
+
 pytest_plugins = ["tests.changed"]  # `pytest --changed`: only the tests a change reaches
 
 POSTGRES_JAR = Path("/usr/share/java/postgresql.jar")
@@ -182,3 +184,37 @@ def browser() -> Iterator[Any]:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """One moto S3 server on loopback per test session (a worker), with the bucket ``lake``: its URL."""
+    pytest.importorskip("moto.server")
+    import socket
+    import sys
+    import time
+
+    from .openlineage.backend import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "moto's server did not start"
+                time.sleep(0.2)
+        from pyarrow import fs
+
+        fs.S3FileSystem(access_key="test", secret_key="test", region="us-east-1", scheme="http",
+                        endpoint_override=f"127.0.0.1:{port}", allow_bucket_creation=True).create_dir(S3_BUCKET)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+

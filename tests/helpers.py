@@ -50,3 +50,13 @@ def graphql(port: int, query: str, variables: dict[str, Any] | None = None) -> d
         data = json.loads(resp.read())
     assert not data.get("errors"), data["errors"]
     return data["data"]
+
+
+S3_BUCKET = "lake"  # the bucket of the session's moto S3 server (conftest's ``s3_endpoint``)
+
+
+def s3_conf(url: str) -> dict[str, str]:
+    """The project's Spark conf that reaches the moto S3 server at ``url``."""
+    return {"spark.hadoop.fs.s3a.endpoint": url, "spark.hadoop.fs.s3a.path.style.access": "true",
+            "spark.hadoop.fs.s3a.access.key": "test", "spark.hadoop.fs.s3a.secret.key": "test",
+            "spark.hadoop.fs.s3a.endpoint.region": "us-east-1"}

@@ -256,8 +256,13 @@ def _input_digest(ctx: RunContext, name: str) -> str | None:
 
 def _keep_record(ctx: RunContext, result: ModelResult, digest: str) -> None:
     """Record what the model read and left; not when its table is at another version than this run
-    left (a concurrent writer: the next run decides on Spark)."""
-    own = up_to_date.own_state(ctx.project, ctx.paths, ctx.warehouse, result.model)
+    left (a concurrent writer: the next run decides on Spark). A state that cannot be read (an object
+    store that does not answer) leaves no record: the next run goes to Spark."""
+    try:
+        own = up_to_date.own_state(ctx.project, ctx.paths, ctx.warehouse, result.model)
+    except Exception:  # the record is an optimisation: never a reason for a model to fail
+        log.debug("model %s: its state was not recorded", result.model, exc_info=True)
+        return
     if own is None or (result.delta_version is not None and not str(own.get("table")).endswith(
             f"@{result.delta_version}")):
         return

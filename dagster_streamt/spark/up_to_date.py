@@ -44,8 +44,9 @@ from ..sql.incremental import incremental_plan
 from .delta.delta_table import Commit, current_commit
 from .delta.input_files import Snapshot, listing_digest, python_snapshot
 from .sinks.export_files import FileExport, export_folder
+from .sinks.object_export import ObjectExport, export_store
 from .storage.paths import ProjectPaths
-from .storage.store import location
+from .storage.store import ObjectPath, location
 from .storage.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -188,8 +189,9 @@ def _offsets(project: Project, source: str) -> str | None:
 def own_state(project: Project, paths: ProjectPaths, warehouse: Warehouse, name: str) -> dict[str, Any] | None:
     """What a run of the model leaves: its Delta table's id and version, its checkpoint's last
     committed batch, its export's current version (a file export) or table version (a Delta sink).
-    None for a sink that republishes its whole snapshot each run to a target Python cannot see (JDBC,
-    Kafka, an object store): each run repairs what anyone did to it, so it always goes to Spark."""
+    (an object store's: its manifest's files). None for a sink that republishes its whole snapshot each
+    run to a target Python cannot see (JDBC, Kafka): each run repairs what anyone did to it, so it
+    always goes to Spark."""
     model = project.models[name]
     out: dict[str, Any] = {"checkpoint": _last_batch(paths.checkpoint(name))}
     if (model.materialized or "table") in ("table", "stream"):
@@ -197,7 +199,11 @@ def own_state(project: Project, paths: ProjectPaths, warehouse: Warehouse, name:
     sink = model.sink_config if model.materialized == "sink" else None
     if sink is not None:
         target = sink_target(sink, name, local_dir(project))
-        if target.path and not is_object_uri(target.path) and target.format in FILE_FORMATS:
+        if target.path and is_object_uri(target.path) and target.format in FILE_FORMATS:
+            store = export_store(project.runtime.spark.conf, target.options)
+            found = ObjectExport(ObjectPath(target.path, store), name).current()
+            out["export"] = hashlib.sha256("\n".join(found.files).encode()).hexdigest() if found else None
+        elif target.path and target.format in FILE_FORMATS:
             current = FileExport(export_folder(project.resolve_path(target.path)), name).current()
             out["export"] = current.path.name if current is not None else None
         elif target.path and target.format == "delta":

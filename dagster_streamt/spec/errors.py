@@ -46,7 +46,7 @@ CODES: dict[str, str] = {
     "STR082": "sink writer needs a Spark package",
     "STR083": "Kafka Connect settings with no effect on Spark",
     "STR084": "local mode: a connector sink writes local files instead",
-    "STR085": "a file export to an object store cannot run",
+    "STR085": "a file export to an object store: readers open its manifest",
     "STR090": "a table's plain file format: stored as Delta",
     "STR091": "a warehouse or checkpoints location Spark runs cannot use",
     "REF001": "reference to an unknown model",

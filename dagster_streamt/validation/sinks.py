@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..compile.modes import appends
 from ..core.object_stores import is_object_uri
 from ..graph.graph import Graph
+from ..spark.sinks.object_export import MANIFEST
 from ..spec.connectors import model_key, sink_target
 from ..spec.errors import Diagnostics, Severity
 from ..spec.project import Project
@@ -39,11 +40,13 @@ def check_sinks(project: Project, graph: Graph) -> Diagnostics:
                       severity=Severity.NOTE, hint="run without local_dir (or another environment) to write to "
                       "the real system")
         if target.path and is_object_uri(target.path) and target.format != "delta":
-            diags.add("STR085", f"sink {name!r}: a {target.format} export to an object store ({target.path}) cannot "
-                      "run on Spark: an export's folder is swapped in whole by a rename, which object stores do not "
-                      "have, so its runs fail", file=file, line=line, severity=Severity.WARNING,
-                      hint="write `sink: {format: delta, path: ...}` there (each run one Delta commit), or export "
-                      "to a local or mounted path")
+            manifest = f"{target.path.rstrip('/')}/{MANIFEST}"
+            diags.add("STR085", f"sink {name!r}: a {target.format} export to an object store is published as a "
+                      f"manifest: {manifest} lists the files of its current version (one URI a line), replaced in "
+                      "one write; the folder itself holds every kept version", file=file, line=line,
+                      severity=Severity.NOTE,
+                      hint="read the files the manifest lists (Athena, Trino and Hive read it as a symlink table), "
+                      "or write `sink: {format: delta, path: ...}` for readers that open a path")
         if target.package is not None:
             diags.add("STR082", f"sink {name!r} ({sink.connector}) is written by Spark's `{target.format}` writer, "
                       f"which needs the package {target.package}", file=file, line=line, severity=Severity.NOTE,

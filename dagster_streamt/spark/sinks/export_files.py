@@ -19,18 +19,14 @@ the data, and a full refresh (a new query id) starts the export over.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..storage.locks import FileLock
-
-VERSION_PREFIX = "v="
-_STREAM_VERSION = re.compile(r"-q(?P<query>[0-9a-f]{8})-b(?P<batch>\d+)$")
+from .version_names import VERSION_PREFIX, stream_mark, version_name
 
 
 def export_folder(given: Path) -> Path:
@@ -51,8 +47,8 @@ class Version:
 
 
 def _version(path: Path) -> Version:
-    m = _STREAM_VERSION.search(path.name)
-    return Version(path, m.group("query") if m else None, int(m.group("batch")) if m else None)
+    mark = stream_mark(path.name)
+    return Version(path, mark[0] if mark else None, mark[1] if mark else None)
 
 
 class FileExport:
@@ -81,10 +77,7 @@ class FileExport:
         with FileLock(self.versions / ".lock", wait=True, model=self.model):
             self._adopt_plain_folder()
             current = self.current()
-            name = f"{VERSION_PREFIX}{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
-            if query is not None and batch is not None:
-                name += f"-q{query[:8]}-b{batch:012d}"
-            new = self.versions / name
+            new = self.versions / version_name(query, batch)
             try:
                 build(new, current)
                 new.mkdir(parents=True, exist_ok=True)  # an empty result is an empty export, not none

@@ -2,7 +2,8 @@
 
 After every run the export holds exactly the model's current data (see sink_modes.py for the modes).
 Batch when the input is stored (a table or view): the whole snapshot is published at once, atomically
-(file exports swap a versioned folder, JDBC commits one transaction). Streaming when it reads a stream
+(file exports swap a versioned folder locally and replace a manifest on an object store, JDBC commits one
+transaction). Streaming when it reads a stream
 model: each micro-batch is published at once together with its batch id, so a batch Spark replays
 after a crash is recognised and never written twice.
 """
@@ -39,6 +40,7 @@ from ..run.progress import summarize, trigger_options
 from ..sources.relations import Rendered, register, render
 from ..storage.locks import FileLock
 from ..storage.reset import reset_model
+from ..storage.store import ObjectPath, StoreOptions
 from ..streams.checkpoints import explain_failure, query_id
 from ..streams.kafka_publish import FencedBatches, client_conf, publish, topic_writer
 from ..streams.stream import checkpoint_lock
@@ -47,6 +49,7 @@ from . import delta_sink
 from .export_files import FileExport, Version, export_folder, link_files, rename_parts
 from .jdbc_sink import JdbcTarget, already_written, publish_batch, publish_snapshot
 from .jdbc_tx import Table, has_python_driver
+from .object_export import ObjectExport, ObjectVersion, export_store
 from .sink_modes import SinkPlan, check_key_columns, plan_sink
 
 RANK = "__streamt_rank"
@@ -62,10 +65,18 @@ class Target:
     model: str = ""
     plan: SinkPlan | None = None
     order: str | None = None  # column that picks the latest row among rows sharing a key
+    store: StoreOptions | None = None  # how Python reaches a file export on an object store
 
     @property
     def files(self) -> bool:
         return self.format in FILE_FORMATS and self.path is not None
+
+    def export(self) -> FileExport | ObjectExport:
+        """A file export's versions: a versioned folder locally, a manifest on an object store."""
+        assert self.path is not None
+        if self.store is not None:
+            return ObjectExport(ObjectPath(self.path, self.store), self.model)
+        return FileExport(Path(self.path), self.model)
 
     def jdbc(self) -> JdbcTarget:
         assert self.plan is not None
@@ -83,15 +94,12 @@ def _target(ctx: RunContext, model: Model, sink: SinkConfig) -> Target:
         if not resolved.path:
             raise ModelRunError(f"sink {model.name}: a {fmt} sink needs `sink.path:` (a folder, relative to the "
                                 "project)", model.name)
-        if is_object_uri(resolved.path):
-            if fmt != "delta":
-                raise ModelRunError(
-                    f"sink {model.name}: a {fmt} export to an object store ({resolved.path}) is not supported: an "
-                    "export's folder is swapped in whole by a rename, which object stores do not have; use "
-                    "`format: delta` there (each run is one Delta commit), or a local or mounted path", model.name)
-            return Target(fmt, options, resolved.path.rstrip("/"), resolved.path.rstrip("/"), model.name)
-        folder = export_folder(ctx.project.resolve_path(resolved.path))
         options.update({k: v for k, v in format_options(fmt).items() if k not in options})
+        if is_object_uri(resolved.path):
+            uri = resolved.path.rstrip("/")
+            store = export_store(ctx.project.runtime.spark.conf, options) if fmt != "delta" else None
+            return Target(fmt, options, uri, uri, model.name, store=store)
+        folder = export_folder(ctx.project.resolve_path(resolved.path))
         return Target(fmt, options, str(folder), str(folder), model.name)
     if fmt == "jdbc":
         missing = [k for k in ("url", "dbtable") if k not in options]
@@ -162,40 +170,44 @@ def prepare(df: DataFrame, target: Target) -> Prepared:
     return Prepared(ranked.observe(obs, *metrics).filter(F.col(RANK) == 1).drop(RANK), obs, target)
 
 
-def _write_files(df: DataFrame, target: Target, folder: Path) -> None:
+def _write_files(df: DataFrame, target: Target, folder: Path | ObjectPath) -> None:
     # "error", not "errorifexists": the Spark Connect client knows only the short name
     df.write.format(target.format).options(**target.options).mode("error").save(str(folder))
 
 
-def _latest_per_key(new: DataFrame, current: Version | None, target: Target) -> DataFrame:
+def _latest_per_key(new: DataFrame, current: Version | ObjectVersion | None, target: Target) -> DataFrame:
     """The current export's rows whose key is not in ``new``, plus ``new``: an upsert of files."""
     if current is None:
         return new
     key = target.plan.key if target.plan else ()
-    old = new.sparkSession.read.format(target.format).options(**target.options).schema(new.schema) \
-        .load(str(current.path))
+    paths = list(current.files) if isinstance(current, ObjectVersion) else str(current.path)
+    old = new.sparkSession.read.format(target.format).options(**target.options).schema(new.schema).load(paths)
     return old.join(new.select(*key), list(key), "left_anti").unionByName(new)
 
 
-def _file_build(prepared: Prepared, batch: tuple[str, int] | None = None) -> Callable[[Path, Version | None], None]:
+Build = Callable[[Path | ObjectPath, Version | ObjectVersion | None], None]
+
+
+def _file_build(prepared: Prepared, batch: tuple[str, int] | None = None) -> Build:
     """How a file export's next version is built: the rows written, with the current version's rows of
-    the keys not written again (upsert) or its files (append: history, hard-linked). ``batch``: (query id,
-    batch id) of a micro-batch. A version of this checkpoint (or an export adopted from before versions)
-    carries on; after a full refresh the query id differs and the export starts over. Its part files are
-    named after the batch, so that a replay of it replaces them."""
+    the keys not written again (upsert) or its files (append: history; hard-linked locally, listed again
+    by an object store's manifest). ``batch``: (query id, batch id) of a micro-batch. A version of this
+    checkpoint (or an export adopted from before versions) carries on; after a full refresh the query id
+    differs and the export starts over. Locally its part files are named after the batch, so that a replay
+    of it replaces them."""
     target = prepared.target
     assert target.plan is not None
     mode = target.plan.mode
     prefix = f"part-b{batch[1]:012d}-" if batch is not None else None
 
-    def build(folder: Path, current: Version | None) -> None:
-        if batch is not None and current is not None and current.query != batch[0][:8] \
+    def build(folder: Path | ObjectPath, current: Version | ObjectVersion | None) -> None:
+        if batch is not None and isinstance(current, Version) and current.query != batch[0][:8] \
                 and not current.path.name.endswith("-adopted"):
             current = None
         _write_files(_latest_per_key(prepared.df, current, target) if mode == "upsert" else prepared.df,
                      target, folder)
         prepared.verify()
-        if mode == "append":
+        if mode == "append" and isinstance(folder, Path) and not isinstance(current, ObjectVersion):
             if prefix is not None:
                 rename_parts(folder, prefix)
             link_files(current.path if current else None, folder,
@@ -212,8 +224,7 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
     target = prepared.target
     assert target.plan is not None
     if target.files:
-        assert target.path is not None
-        FileExport(Path(target.path), target.model).publish(_file_build(prepared))
+        _publish_files(target, _file_build(prepared))
     elif target.format == "jdbc" and target.plan.mode == "append" and not has_python_driver(target.options):
         _save(prepared.df, target, "append")  # a database streamt has no Python driver for: Spark's writer
         prepared.verify()
@@ -227,6 +238,15 @@ def _write_snapshot(ctx: RunContext, prepared: Prepared) -> None:
     else:
         _save(prepared.df, target, "overwrite" if target.plan.mode == "replace" else "append")
         prepared.verify()
+
+
+def _publish_files(target: Target, build: Build, query: str | None = None, batch: int | None = None) -> None:
+    export = target.export()
+    if isinstance(export, ObjectExport):
+        assert target.plan is not None
+        export.publish(build, query, batch, append=target.plan.mode == "append")
+    else:
+        export.publish(build, query, batch)
 
 
 # -- streaming: one publish per micro-batch ------------------------------------------------------------
@@ -253,13 +273,11 @@ class _SinkBatch:
                 prepared = prepare(batch, target)
                 publish_batch(prepared.df, jdbc, query, batch_id, prepared.verify)
         elif target.files:
-            assert target.path is not None
-            export = FileExport(Path(target.path), target.model)
-            current = export.current()
+            current = target.export().current()
             if current is not None and current.query == query[:8] and current.batch is not None \
                     and batch_id <= current.batch:
                 return  # Spark replayed a batch the export already holds
-            export.publish(_file_build(prepare(batch, target), (query, batch_id)), query, batch_id)
+            _publish_files(target, _file_build(prepare(batch, target), (query, batch_id)), query, batch_id)
         elif target.format == "delta":  # Delta skips a replayed append itself (txnAppId + txnVersion)
             assert target.path is not None and target.plan is not None
             prepared = prepare(batch, target)
