@@ -28,9 +28,9 @@ from typing import Any
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from ..core.files import atomic_write
 from ..spark.storage.locks import FileLock
 from ..spark.storage.paths import ProjectPaths, partition_folder
+from ..spark.storage.store import Loc, remove_tree, write_text
 from ..spark.storage.warehouse import Warehouse
 from ..spec.project import Project
 from .continuous import VIOLATIONS_SCHEMA
@@ -67,12 +67,13 @@ def test_rel(run_id: str, test: str) -> str:
     return f"{run_part(run_id)}/{partition_folder('test', test)}"
 
 
-# -- small files: written atomically, so a crash leaves the old or the new content ----------------
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps(data, sort_keys=True))
+# -- small files: written atomically (a rename locally, one PUT on an object store), so a crash leaves the
+# old or the new content ------------------------------------------------------------------------------
+def write_json(path: Loc, data: dict[str, Any]) -> None:
+    write_text(path, json.dumps(data, sort_keys=True))
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Loc) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
@@ -80,7 +81,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def stream_id(checkpoint: Path) -> str:
+def stream_id(checkpoint: Loc) -> str:
     """The checkpoint's generation: batch ids restart at 0 after a reset, folder names must not."""
     data = read_json(checkpoint / STREAM_FILE)
     if data and data.get("stream"):
@@ -90,7 +91,7 @@ def stream_id(checkpoint: Path) -> str:
     return stream
 
 
-def ledger_path(checkpoint: Path, batch_id: int) -> Path:
+def ledger_path(checkpoint: Loc, batch_id: int) -> Loc:
     return checkpoint / LEDGER / f"{batch_id}.json"
 
 
@@ -159,6 +160,6 @@ def reset_violations(project: Project, model: str, *, history: bool = False) -> 
     name = violations_name(model)
     busy = f"cannot reset the continuous tests of model {model} while they run"
     with FileLock(paths.checkpoint_lock(name), busy_message=busy, model=model):
-        shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
+        remove_tree(paths.checkpoint(name))
         if history:
             shutil.rmtree(violations_dir(project, model), ignore_errors=True)

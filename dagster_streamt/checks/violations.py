@@ -115,14 +115,14 @@ class _BatchCheck:
     call_id: str
     data: str  # the table's data/ folder
     staging: str
-    checkpoint: str
+    checkpoint: Loc
     stream_id: str
     now: datetime | None
     resolve: Resolve | None
     delta_table: Loc | None  # the stream carries each row's file path (for max_lag), timed by this table's log
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        checkpoint, data, staging = Path(self.checkpoint), Path(self.data), Path(self.staging)
+        checkpoint, data, staging = self.checkpoint, Path(self.data), Path(self.staging)
         ledger = ledger_path(checkpoint, batch_id)
         previous = list((read_json(ledger) or {}).get("written", []))
         rel = f"{test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}-{definition_tag(self.test)}"
@@ -329,7 +329,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
 
 
 def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Test,
-                parsed: list[ParsedAssertion], run_id: str, data: Path, staging: Path, checkpoint: Path,
+                parsed: list[ParsedAssertion], run_id: str, data: Path, staging: Path, checkpoint: Loc,
                 now: datetime | None, resolve: Resolve | None) -> tuple[list[str], int, str | None]:
     """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
     call_id = uuid.uuid4().hex
@@ -337,7 +337,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
     delta_table = None
     if any(isinstance(a.params, MaxLag) for a in parsed):  # Delta's stream has no _metadata: the file's path,
         stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir  # timed by the log
-    check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), str(checkpoint),
+    check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), checkpoint,
                         stream_id(checkpoint), now, resolve, delta_table)
     error: str | None = None
     batch_ids: list[int] = []
@@ -431,7 +431,7 @@ def definition_tag(test: Test) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:8]
 
 
-def _standing(data: Path, test: Test, run_id: str, checkpoint: Path) -> list[str]:
+def _standing(data: Path, test: Test, run_id: str, checkpoint: Loc) -> list[str]:
     """The violation folders earlier runs wrote for rows the output still holds: those of the test's
     current checkpoint generation (a full refresh rebuilds the output and starts a new one: see
     :func:`~dagster_streamt.spark.storage.reset.reset_model`) and current definition. A stream's output

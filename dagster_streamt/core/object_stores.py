@@ -4,6 +4,10 @@ validate`` can tell them apart without the Spark package (:mod:`dagster_streamt.
 
 from __future__ import annotations
 
+# Where a Parquet/JSON/CSV export on an object store names its current files (Hive's symlink manifest, as
+# Delta's GENERATE symlink_format_manifest writes it): the readers' contract, see spark.sinks.object_export
+EXPORT_MANIFEST = "_symlink_format_manifest/manifest"
+
 # URI scheme Spark uses -> scheme delta-rs and pyarrow use
 SCHEMES = {"s3a": "s3", "s3": "s3", "s3n": "s3", "gs": "gs", "abfss": "abfss", "abfs": "abfs"}
 

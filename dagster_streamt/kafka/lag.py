@@ -19,12 +19,12 @@ import json
 import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.ids import kind_of, node_id
 from ..graph.streams import stream_readers
-from ..spark.storage.paths import REAL_TIME_SUFFIX, ProjectPaths
+from ..spark.storage.paths import REAL_TIME_SUFFIX, ProjectPaths, logged_batches
+from ..spark.storage.store import Loc
 from ..spec.kafka import librdkafka_options
 from .admin import KafkaAdminError, end_offsets, list_topics, start_offsets
 
@@ -120,14 +120,6 @@ def offsets_json(offsets: Mapping[str, Mapping[int, int]]) -> dict[str, dict[str
 
 # --- the checkpoint ------------------------------------------------------------------------------------
 
-def _batches(folder: Path) -> set[int]:
-    """Batch ids of a checkpoint log folder (``0``, ``1``...; not ``.0.crc`` or temp files)."""
-    try:
-        return {int(p.name) for p in folder.iterdir() if p.name.isdigit() and p.is_file()}
-    except OSError:
-        return set()
-
-
 def _topic_offsets(value: Any, topic: str) -> dict[int, int] | None:
     """The partition offsets of ``topic`` in one source's offset JSON (searched through nested maps
     and JSON strings, so a log that wraps each source's offset still matches), else None."""
@@ -149,7 +141,7 @@ def _topic_offsets(value: Any, topic: str) -> dict[int, int] | None:
     return None
 
 
-def read_offsets(path: Path) -> list[Any]:
+def read_offsets(path: Loc) -> list[Any]:
     """The source offsets of one ``offsets/<n>`` file, in source order: parsed JSON, or None for a
     source without an offset yet (Spark writes ``-``). The version and metadata lines are skipped."""
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -173,11 +165,11 @@ def read_offsets(path: Path) -> list[Any]:
     return out
 
 
-def committed_position(checkpoint: Path, topics: Iterable[str]) -> Position | None:
+def committed_position(checkpoint: Loc, topics: Iterable[str]) -> Position | None:
     """The offsets of ``topics`` as of the checkpoint's last committed batch; None when no batch was
     ever committed. Topics the query does not stream are missing from ``offsets`` (several sources on
     one topic: the smallest offset per partition, the reader furthest behind)."""
-    done = _batches(checkpoint / "commits") & _batches(checkpoint / "offsets")
+    done = logged_batches(checkpoint / "commits") & logged_batches(checkpoint / "offsets")
     if not done:
         return None
     batch = max(done)
@@ -194,7 +186,7 @@ def committed_position(checkpoint: Path, topics: Iterable[str]) -> Position | No
     return Position(batch, offsets)
 
 
-def reader_lag(reader: str, checkpoint: Path, end: Offsets, start: Offsets | None = None) -> ReaderLag | None:
+def reader_lag(reader: str, checkpoint: Loc, end: Offsets, start: Offsets | None = None) -> ReaderLag | None:
     """Lag of the query checkpointed in ``checkpoint`` against the topics' ``end`` offsets; None when it
     ran but streams none of these topics (it reads them in batch). A partition it has no offset for
     (added after its last batch) counts from its ``start`` offset, where Spark begins new partitions."""

@@ -45,8 +45,8 @@ from .delta.delta_table import Commit, current_commit
 from .delta.input_files import Snapshot, listing_digest, python_snapshot
 from .sinks.export_files import FileExport, export_folder
 from .sinks.object_export import ObjectExport, export_store
-from .storage.paths import ProjectPaths
-from .storage.store import ObjectPath, location
+from .storage.paths import ProjectPaths, logged_batches
+from .storage.store import Loc, ObjectPath, location
 from .storage.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -218,12 +218,8 @@ def _version_of(commit: Commit | None) -> str | None:
     return None if commit is None else f"{commit.table_id}@{commit.version}"
 
 
-def _last_batch(checkpoint: Path) -> int | None:
-    try:
-        numbers = [int(n) for n in os.listdir(checkpoint / "commits") if n.isdigit()]
-    except OSError:
-        return None
-    return max(numbers) if numbers else None
+def _last_batch(checkpoint: Loc) -> int | None:
+    return max(logged_batches(checkpoint / "commits"), default=None)
 
 
 @dataclass(frozen=True)

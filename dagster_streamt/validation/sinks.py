@@ -8,9 +8,8 @@ the export counts every run. Modes that cannot work are errors with the fix.
 from __future__ import annotations
 
 from ..compile.modes import appends
-from ..core.object_stores import is_object_uri
+from ..core.object_stores import EXPORT_MANIFEST, is_object_uri
 from ..graph.graph import Graph
-from ..spark.sinks.object_export import MANIFEST
 from ..spec.connectors import model_key, sink_target
 from ..spec.errors import Diagnostics, Severity
 from ..spec.project import Project
@@ -40,7 +39,7 @@ def check_sinks(project: Project, graph: Graph) -> Diagnostics:
                       severity=Severity.NOTE, hint="run without local_dir (or another environment) to write to "
                       "the real system")
         if target.path and is_object_uri(target.path) and target.format != "delta":
-            manifest = f"{target.path.rstrip('/')}/{MANIFEST}"
+            manifest = f"{target.path.rstrip('/')}/{EXPORT_MANIFEST}"
             diags.add("STR085", f"sink {name!r}: a {target.format} export to an object store is published as a "
                       f"manifest: {manifest} lists the files of its current version (one URI a line), replaced in "
                       "one write; the folder itself holds every kept version", file=file, line=line,

@@ -16,14 +16,11 @@ from ..spec.project import Project
 def check_storage(project: Project) -> Diagnostics:
     diags = Diagnostics()
     spark = project.runtime.spark
-    if "://" in spark.warehouse and not is_object_uri(spark.warehouse):
-        diags.add("STR091", f"runtime.spark.warehouse {spark.warehouse!r}: a warehouse is a local or mounted folder, "
-                  "or an object store (s3a://, gs://, abfss://)",
-                  hint="mount that filesystem and give its path, or use an object store URI")
-    if is_object_uri(spark.checkpoints):
-        diags.add("STR091", f"runtime.spark.checkpoints {spark.checkpoints!r}: checkpoints must be a local or mounted "
-                  "folder (the locks and records kept beside them are files on the driver's disk)",
-                  hint="remove the key (default .streamt/checkpoints); the warehouse itself may be on an object store")
+    for key, value in (("warehouse", spark.warehouse), ("checkpoints", spark.checkpoints)):
+        if "://" in value and not is_object_uri(value):
+            diags.add("STR091", f"runtime.spark.{key} {value!r}: a local or mounted folder, or an object store "
+                      "(s3a://, gs://, abfss://)",
+                      hint="mount that filesystem and give its path, or use an object store URI")
     for name, m in sorted(project.models.items()):
         fmt = m.advanced.spark.format
         if m.materialized in ("view", "sink") or fmt.lower() == "delta":

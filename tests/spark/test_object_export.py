@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dagster_streamt.spark.sinks.object_export import MANIFEST, ObjectExport, ObjectVersion, export_store
+from dagster_streamt.core.object_stores import EXPORT_MANIFEST
+from dagster_streamt.spark.sinks.object_export import ObjectExport, ObjectVersion, export_store
 from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions
 
 from ..helpers import S3_BUCKET, s3_conf
@@ -52,7 +53,7 @@ def writes(*ids: int, files: int = 1) -> Any:
 def read(export: ObjectExport) -> list[int]:
     """What a reader sees: the manifest's lines, each file read by its URI."""
     fs = _fs_of(export.path)
-    with fs.open_input_stream(_key(str(export.path / MANIFEST))) as stream:
+    with fs.open_input_stream(_key(str(export.path / EXPORT_MANIFEST))) as stream:
         uris = stream.read().decode().split()
     return sorted(i for uri in uris for i in pq.read_table(_key(uri), filesystem=fs).column("id").to_pylist())
 

@@ -55,9 +55,11 @@ EXPORTS = [
 
 
 def _project(root: Path, url: str, prefix: str, exports: bool = False) -> Path:
+    """Warehouse and checkpoints in the bucket (``exports``: and file exports too)."""
     project: dict[str, Any] = {
         "project": {"name": "s3t"},
-        "runtime": {"spark": {"warehouse": f"s3a://{BUCKET}/{prefix}", "conf": s3_conf(url)}},
+        "runtime": {"spark": {"warehouse": f"s3a://{BUCKET}/{prefix}", "checkpoints": f"s3a://{BUCKET}/{prefix}-cp",
+                              "conf": s3_conf(url)}},
         "sources": [{"name": "orders_raw", "format": "json", "path": "landing",
                      "columns": [{"name": "customer", "type": "string"}, {"name": "amount", "type": "double"}]}],
         "models": [
@@ -131,6 +133,10 @@ def test_tables_exports_and_quarantine_live_in_the_bucket(endpoint: str, tmp_pat
     assert commit is not None and (commit.version, commit.rows) == (0, 2)
     assert not any(key.startswith("_registry") for key in store.files())
     assert not (root / "s3a:").exists() and not (root / ".streamt" / "warehouse").exists()  # nothing local
+    assert not (root / ".streamt" / "checkpoints").exists()
+    checkpoints = ObjectPath(f"{wh}-cp", _options(endpoint))
+    assert {"big_orders/commits/0", "big_orders_archive/commits/0", "orders_raw__quarantine/commits/0"} <= set(
+        checkpoints.files()), sorted(checkpoints.files())
 
     (root / "landing" / "b.json").write_text(GOOD_B)
     second = _streamt(root, "run")
@@ -165,7 +171,7 @@ def test_tables_exports_and_quarantine_live_in_the_bucket(endpoint: str, tmp_pat
     assert _rows(endpoint, f"{wh}/orders_clean/data") == [("ann", 10.0), ("bob", 5.0)]
 
 
-def test_validate_explains_a_file_export_and_refuses_checkpoints_on_the_bucket(tmp_path: Path) -> None:
+def test_validate_explains_a_file_export_and_refuses_a_filesystem_spark_cannot_reach(tmp_path: Path) -> None:
     """No server needed: what `streamt validate` says before anything runs."""
     from dagster_streamt.api import load
 
@@ -178,8 +184,8 @@ def test_validate_explains_a_file_export_and_refuses_checkpoints_on_the_bucket(t
     assert len(found) == 1 and f"s3a://{BUCKET}/exports/orders/_symlink_format_manifest/manifest" in found[0].message
     assert found[0].severity.value == "note" and found[0].file == "models/orders_export.yml"
 
+    assert not load(root, use_cache=False).errors  # checkpoints in the bucket too
     text = (root / "stream_project.yml").read_text()
-    (root / "stream_project.yml").write_text(text.replace(
-        "warehouse: s3a://lake/wh2", f"warehouse: s3a://lake/wh2\n    checkpoints: s3a://{BUCKET}/checkpoints"))
+    (root / "stream_project.yml").write_text(text.replace("checkpoints: s3a://lake/wh2-cp", "checkpoints: nfs://x/cp"))
     errors = [d for d in load(root, use_cache=False).errors if d.code == "STR091"]
-    assert len(errors) == 1 and "local or mounted folder" in errors[0].message, errors
+    assert len(errors) == 1 and "local or mounted folder, or an object store" in errors[0].message, errors

@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ...core.object_stores import EXPORT_MANIFEST
 from ..storage.store import ObjectPath, StoreOptions
 from .version_names import stream_mark, version_name
 
-MANIFEST = "_symlink_format_manifest/manifest"
 VERSIONS = "_versions"
 
 
@@ -83,7 +83,7 @@ class ObjectExport:
     def __init__(self, path: ObjectPath, model: str) -> None:
         self.path = path
         self.model = model
-        self.manifest = path / MANIFEST
+        self.manifest = path / EXPORT_MANIFEST
         self.versions = path / VERSIONS
 
     def current(self) -> ObjectVersion | None:

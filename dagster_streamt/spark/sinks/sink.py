@@ -23,7 +23,6 @@ from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from ...compile.modes import appends
-from ...core.files import atomic_write
 from ...core.object_stores import is_object_uri
 from ...core.results import ModelResult
 from ...kafka.transactions import TopicWriter
@@ -40,7 +39,7 @@ from ..run.progress import summarize, trigger_options
 from ..sources.relations import Rendered, register, render
 from ..storage.locks import FileLock
 from ..storage.reset import reset_model
-from ..storage.store import ObjectPath, StoreOptions
+from ..storage.store import Loc, ObjectPath, StoreOptions, write_text
 from ..streams.checkpoints import explain_failure, query_id
 from ..streams.kafka_publish import FencedBatches, client_conf, publish, topic_writer
 from ..streams.stream import checkpoint_lock
@@ -250,7 +249,7 @@ def _publish_files(target: Target, build: Build, query: str | None = None, batch
 
 
 # -- streaming: one publish per micro-batch ------------------------------------------------------------
-def _last_commit(path: Path) -> int | None:
+def _last_commit(path: Loc) -> int | None:
     try:
         return int(json.loads(path.read_text(encoding="utf-8"))["last_batch_id"])
     except (FileNotFoundError, KeyError, ValueError):
@@ -262,11 +261,11 @@ class _SinkBatch:
     """foreachBatch function; picklable so it also runs on a Spark Connect server."""
 
     target: Target
-    checkpoint: str
+    checkpoint: Loc
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         target = self.target
-        query = query_id(Path(self.checkpoint))
+        query = query_id(self.checkpoint)
         if target.format == "jdbc":
             jdbc = target.jdbc()
             if not already_written(jdbc, query, batch_id):
@@ -282,16 +281,16 @@ class _SinkBatch:
             assert target.path is not None and target.plan is not None
             prepared = prepare(batch, target)
             delta_sink.publish(prepared.df, target.path, target.plan.mode, target.plan.key, prepared.verify,
-                               Path(self.checkpoint) / f".scratch-{batch_id}", (f"streamt-{query}", batch_id))
+                               self.checkpoint / f".scratch-{batch_id}", (f"streamt-{query}", batch_id))
         else:  # other formats: no transaction to join, so the batch id is recorded after the write
-            commits = Path(self.checkpoint) / COMMITS
+            commits = self.checkpoint / COMMITS
             last = _last_commit(commits)
             if last is not None and batch_id <= last:
                 return  # Spark replayed a batch this sink already wrote
             prepared = prepare(batch, target)
             _save(prepared.df, target, "append")
             prepared.verify()
-            atomic_write(commits, json.dumps({"last_batch_id": batch_id}), durable=True)
+            write_text(commits, json.dumps({"last_batch_id": batch_id}), durable=True)
 
 
 def _template(model: Model) -> str:
@@ -376,9 +375,9 @@ def _stream_sink(ctx: RunContext, model: Model, target: Target, template: str, f
         target = replace(target, order=_order_column(ctx, model, rendered, df.columns))
         out = df.observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
         checkpoint.mkdir(parents=True, exist_ok=True)
-        batches: Callable[[DataFrame, int], None] = _SinkBatch(target, str(checkpoint))
+        batches: Callable[[DataFrame, int], None] = _SinkBatch(target, checkpoint)
         if target.format == "kafka":
-            batches = FencedBatches(_kafka_writer(ctx, model, target), plan.key, str(checkpoint), name)
+            batches = FencedBatches(_kafka_writer(ctx, model, target), plan.key, checkpoint, name)
         writer = out.writeStream.queryName(f"{name}__{ctx.run_id}").foreachBatch(batches)
         if plan.mode == "upsert":
             writer = writer.outputMode("update")  # changed groups of an aggregate are upserted by key

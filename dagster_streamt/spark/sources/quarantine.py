@@ -22,12 +22,10 @@ import logging
 import re
 import shutil
 from functools import reduce
-from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ...core.files import atomic_write
 from ...spec.models import FILE_FORMATS, Source
 from ...spec.project import Project
 from ...sql.identifiers import quote
@@ -37,7 +35,7 @@ from ..errors import ModelRunError
 from ..run.progress import observed_total
 from ..storage.locks import FileLock
 from ..storage.paths import ProjectPaths
-from ..storage.store import Loc, ObjectPath
+from ..storage.store import Loc, ObjectPath, write_text
 from ..storage.warehouse import Warehouse
 from .source_schema import declared_ddl
 from .sources import CORRUPT, LOCATOR, SourceRead, is_corrupt, read_source
@@ -91,7 +89,7 @@ def quarantined_total(spark: SparkSession, warehouse: Warehouse, source: str) ->
     return read_quarantine(spark, warehouse, source).count()
 
 
-def _caught_up(checkpoint: Path) -> str | None:
+def _caught_up(checkpoint: Loc) -> str | None:
     try:
         return (checkpoint / CAUGHT_UP).read_text(encoding="utf-8").strip()
     except OSError:
@@ -114,7 +112,7 @@ def stream_read(spark: SparkSession, project: Project, source: Source, batch: So
     return read_source(spark, project, source, streaming=True, schema=schema)
 
 
-def _adopt_parquet_quarantine(spark: SparkSession, target: Loc, checkpoint: Path) -> None:
+def _adopt_parquet_quarantine(spark: SparkSession, target: Loc, checkpoint: Loc) -> None:
     """A quarantine written before it was a Delta table (Parquet files, a JSON ledger of files read).
     With the query's checkpoint beside it, the rows and the checkpoint agree: it becomes a Delta
     table in place (``CONVERT TO DELTA``). Without one (batch reads kept a ledger), the query is
@@ -153,7 +151,7 @@ def run_quarantine(spark: SparkSession, paths: ProjectPaths, warehouse: Warehous
         query.awaitTermination()
         progress = query.recentProgress
         if listing is not None:  # availableNow read everything there when it started: the listing too
-            atomic_write(checkpoint / CAUGHT_UP, listing + "\n", durable=True)
+            write_text(checkpoint / CAUGHT_UP, listing + "\n", durable=True)
         return observed_total(progress, metric, "rows"), observed_total(progress, metric, "bad")
 
 

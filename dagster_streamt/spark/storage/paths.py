@@ -1,6 +1,6 @@
 """Where a project keeps its Spark state. Every path is absolute and derived from the project root
 (never the current directory), so two processes started from anywhere agree on the layout. The
-warehouse may be on an object store (:mod:`.store`); checkpoints and locks are local (or mounted)."""
+warehouse and the stream checkpoints may be on an object store (:mod:`.store`); locks are local files."""
 
 from __future__ import annotations
 
@@ -8,15 +8,27 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.object_stores import is_object_uri
 from ...spec.project import Project
-from .store import Loc, location
+from .store import Loc, ObjectPath, location
 
 STATE_DIR = ".streamt"
 # Characters Spark escapes in partition folder names (ExternalCatalogUtils.escapePathName).
 _UNSAFE = re.compile(r"[\x00-\x1f\"#%'*/:=?\\\x7f{\[\]^]")
 
 REAL_TIME_SUFFIX = "__realtime"  # the checkpoint of a model in Real-time Mode: <model>__realtime
+
+
+def logged_batches(folder: Loc) -> set[int]:
+    """Batch ids of a checkpoint's log folder (``offsets`` or ``commits``: files ``0``, ``1``...; not
+    ``.0.crc`` or temporary files), on a local disk or an object store; empty when there is none.
+
+    >>> logged_batches(Path("/nonexistent/commits"))
+    set()
+    """
+    try:
+        return {int(p.name) for p in folder.iterdir() if p.name.isdigit()}  # Spark writes no folders there
+    except OSError:
+        return set()
 
 
 def partition_folder(column: str, value: str) -> str:
@@ -30,18 +42,15 @@ def partition_folder(column: str, value: str) -> str:
 class ProjectPaths:
     root: Path
     warehouse: Loc
-    checkpoints: Path
+    checkpoints: Loc
 
     @classmethod
     def from_project(cls, project: Project) -> ProjectPaths:
         spark = project.runtime.spark
-        if is_object_uri(spark.checkpoints):  # streamt validate says so first (STR091)
-            raise ValueError(f"runtime.spark.checkpoints {spark.checkpoints!r}: checkpoints must be a local or "
-                             "mounted folder, not an object store")
         return cls(
             root=project.root.resolve(),
             warehouse=location(spark.warehouse, project.resolve_path, spark.conf),
-            checkpoints=project.resolve_path(spark.checkpoints).resolve(),
+            checkpoints=location(spark.checkpoints, project.resolve_path, spark.conf),
         )
 
     @property
@@ -57,10 +66,13 @@ class ProjectPaths:
     def state_file(self) -> Path:
         return self.state_dir / "state.json"
 
-    def checkpoint(self, name: str) -> Path:
+    def checkpoint(self, name: str) -> Loc:
         """A stream model's (or streaming sink's) checkpoint folder."""
         return self.checkpoints / name
 
     def checkpoint_lock(self, name: str) -> Path:
-        """Lock file next to the checkpoint: one writer per checkpoint at a time."""
+        """Lock file of a checkpoint: one writer per checkpoint at a time. Next to the checkpoint, or in
+        the local lock folder when the checkpoints are on an object store (a lock needs a local file)."""
+        if isinstance(self.checkpoints, ObjectPath):
+            return self.locks / "checkpoints" / f"{name}.lock"
         return self.checkpoints / f"{name}.lock"

@@ -10,6 +10,7 @@ from ...spec.project import Project
 from ...spec.topics import model_topic, topic_folder
 from .locks import FileLock
 from .paths import ProjectPaths
+from .store import remove_tree
 from .warehouse import Warehouse
 
 
@@ -31,9 +32,9 @@ def reset_model(paths: ProjectPaths, name: str, topic_dir: Path | None = None) -
     topic (it points into the deleted table: Delta refuses to follow a replaced table), and a local
     topic's folder (``topic_dir``: ours, like the table, so the topic holds the new output once); a Kafka
     topic keeps what it had, and gets the new output after it."""
-    shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
-    shutil.rmtree(paths.checkpoint(f"{name}__violations"), ignore_errors=True)
-    shutil.rmtree(paths.checkpoint(publication(name)), ignore_errors=True)
+    remove_tree(paths.checkpoint(name))
+    remove_tree(paths.checkpoint(f"{name}__violations"))
+    remove_tree(paths.checkpoint(publication(name)))
     if topic_dir is not None:
         shutil.rmtree(topic_dir, ignore_errors=True)
     Warehouse(paths.warehouse, paths.locks).remove(name)

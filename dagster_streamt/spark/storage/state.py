@@ -8,7 +8,6 @@ project root in ``.streamt/state.json`` and stop when it changed while streaming
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from ...core.files import atomic_write
@@ -64,7 +63,7 @@ def check_project_root(paths: ProjectPaths, full_refresh: set[str] | frozenset[s
             f"(or `streamt run --full-refresh {stale[0]}` per model), or move the project back to {old}")
     for name in sorted(state):
         if name.endswith(QUARANTINE_SUFFIX):  # its table goes too: the query reads every file again
-            shutil.rmtree(paths.checkpoint(name), ignore_errors=True)
+            remove_tree(paths.checkpoint(name))
             remove_tree(paths.warehouse / name)
         else:
             reset_locked(paths, name)

@@ -153,6 +153,11 @@ class ObjectPath:
 
         return bool(self._fs().get_file_info(self._key).type != fs.FileType.NotFound) or self.is_dir()
 
+    def is_file(self) -> bool:
+        from pyarrow import fs
+
+        return bool(self._fs().get_file_info(self._key).type == fs.FileType.File)
+
     def is_dir(self) -> bool:
         """A "folder" exists while any object lies under it."""
         from pyarrow import fs

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from ...core.files import atomic_write
 from ..errors import ModelRunError, first_meaningful_line
+from ..storage.store import Loc, write_text
 
 FINGERPRINT = "_streamt_query.json"
 _SPARK_INCOMPATIBLE = re.compile(
@@ -34,7 +33,7 @@ def is_spark_incompatibility(exc: BaseException) -> bool:
     return bool(_SPARK_INCOMPATIBLE.search(str(exc)))
 
 
-def has_progress(checkpoint: Path) -> bool:
+def has_progress(checkpoint: Loc) -> bool:
     offsets = checkpoint / "offsets"
     return offsets.is_dir() and any(offsets.iterdir())
 
@@ -60,7 +59,7 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def check_fingerprint(checkpoint: Path, model: str, fingerprint: dict[str, Any]) -> None:
+def check_fingerprint(checkpoint: Loc, model: str, fingerprint: dict[str, Any]) -> None:
     """Raise :func:`incompatible` when a checkpoint with progress was made for another query shape."""
     path = checkpoint / FINGERPRINT
     if not has_progress(checkpoint) or not path.is_file():
@@ -70,8 +69,8 @@ def check_fingerprint(checkpoint: Path, model: str, fingerprint: dict[str, Any])
         raise incompatible(model, "; ".join(diffs))
 
 
-def save_fingerprint(checkpoint: Path, fingerprint: dict[str, Any]) -> None:
-    atomic_write(checkpoint / FINGERPRINT, json.dumps(fingerprint, indent=2, sort_keys=True))
+def save_fingerprint(checkpoint: Loc, fingerprint: dict[str, Any]) -> None:
+    write_text(checkpoint / FINGERPRINT, json.dumps(fingerprint, indent=2, sort_keys=True))
 
 
 def explain_failure(model: str, exc: BaseException) -> BaseException:
@@ -81,6 +80,6 @@ def explain_failure(model: str, exc: BaseException) -> BaseException:
     return exc
 
 
-def query_id(checkpoint: Path) -> str:
+def query_id(checkpoint: Loc) -> str:
     """The streaming query's id: stable across restarts of one checkpoint, new after a full refresh."""
     return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"]).replace("-", "")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -21,6 +20,7 @@ from ...spec.kafka import librdkafka_options
 from ...spec.project import Project
 from ...sql.identifiers import quote
 from ..errors import ModelRunError
+from ..storage.store import Loc
 from .checkpoints import query_id
 
 _MESSAGE_COLUMNS = {"key", "value", "headers", "topic", "partition"}
@@ -77,11 +77,11 @@ class FencedBatches:
 
     writer: TopicWriter
     key: tuple[str, ...]
-    checkpoint: str
+    checkpoint: Loc
     model: str
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        fence = (query_id(Path(self.checkpoint)), batch_id)
+        fence = (query_id(self.checkpoint), batch_id)
         try:
             self.writer.publish(_records(keyed(batch, self.key)), fence=fence)
         except KafkaPublishError as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -65,7 +64,7 @@ class StartedStream:
 
     query: StreamingQuery
     schema: StructType
-    checkpoint: Path
+    checkpoint: Loc
     fingerprint: dict[str, Any]
     appends: bool  # its rows are appended to its table (readers may follow it as a stream), not replaced whole
     location: Loc

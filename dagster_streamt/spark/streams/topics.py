@@ -139,7 +139,7 @@ def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any],
         writer = stream.writeStream.foreachBatch(_TopicFiles(str(folder), model.name))
     else:
         writer = stream.writeStream.foreachBatch(FencedBatches(
-            topic_writer(ctx.project, model.name, topic), tuple(model.key_columns), str(checkpoint), model.name))
+            topic_writer(ctx.project, model.name, topic), tuple(model.key_columns), checkpoint, model.name))
     return (writer.queryName(f"{name}__{ctx.run_id}").option("checkpointLocation", str(checkpoint))
             .trigger(**trigger).start())
 
