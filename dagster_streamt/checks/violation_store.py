@@ -12,7 +12,10 @@ Layout (Parquet; ``run_id`` and ``test`` are Hive-style partitions, the rest is 
 
 Idempotent per (batch, test): a batch replayed after a crash (written, not committed) replaces its
 folder and deletes the copy an earlier run left (the ledger names it), so replays never duplicate.
-Everything is local-filesystem paths, like :class:`~dagster_streamt.spark.storage.warehouse.Warehouse`.
+Locally a folder is written aside and renamed into ``data/``, so a reader lists it whole or not at all.
+With the warehouse on an object store (no rename) the records and the side queries' checkpoints live
+there too and a folder is written in place (Spark's overwrite): a reader listing during that write may
+see part of one batch's violations; once the write ends, every batch's folder is whole and once.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import os
 import shutil
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -30,7 +32,7 @@ from pyspark.sql import functions as F
 
 from ..spark.storage.locks import FileLock
 from ..spark.storage.paths import ProjectPaths, partition_folder
-from ..spark.storage.store import Loc, remove_tree, write_text
+from ..spark.storage.store import Loc, ObjectPath, remove_tree, write_text
 from ..spark.storage.warehouse import Warehouse
 from ..spec.project import Project
 from .continuous import VIOLATIONS_SCHEMA
@@ -51,12 +53,9 @@ def violations_name(model: str) -> str:
     return f"{model}__violations"
 
 
-def violations_dir(project: Project, model: str) -> Path:
-    """``<warehouse>/<model>__violations``: the table (``data/``) and its staging area. With the warehouse
-    on an object store they stay on the local disk (``.streamt/violations/``): the staging renames files."""
-    root = Warehouse.for_project(project).root
-    base = root if isinstance(root, Path) else ProjectPaths.from_project(project).state_dir / "violations"
-    return base / violations_name(model)
+def violations_dir(project: Project, model: str) -> Loc:
+    """``<warehouse>/<model>__violations``: the table (``data/``) and, locally, its staging area."""
+    return Warehouse.for_project(project).root / violations_name(model)
 
 
 def run_part(run_id: str) -> str:
@@ -96,8 +95,12 @@ def ledger_path(checkpoint: Loc, batch_id: int) -> Loc:
 
 
 # -- folders: swapped with renames, so a replay replaces rather than duplicates ------------------
-def discard(path: Path, staging: Path) -> None:
-    """Remove a folder readers may be listing: move it out of ``data/`` first, then delete it."""
+def discard(path: Loc, staging: Loc) -> None:
+    """Remove a folder readers may be listing: move it out of ``data/`` first, then delete it (on an object
+    store: delete it)."""
+    if isinstance(path, ObjectPath) or isinstance(staging, ObjectPath):
+        remove_tree(path)
+        return
     if not path.exists():
         return
     staging.mkdir(parents=True, exist_ok=True)
@@ -106,12 +109,19 @@ def discard(path: Path, staging: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
-def store(frame: DataFrame, final: Path, staging: Path) -> int:
+def store(frame: DataFrame, final: Loc, staging: Loc) -> int:
     """Write ``frame`` to ``final`` with overwrite semantics, in one job; no rows: ``final`` is removed."""
-    tmp = staging / f"new-{uuid.uuid4().hex}"
     seen = Observation(f"streamt_violations_{uuid.uuid4().hex[:12]}")
+    rows_of = frame.select(*FILE_COLUMNS).observe(seen, F.count(F.lit(1)).alias("rows"))
+    if isinstance(final, ObjectPath) or isinstance(staging, ObjectPath):  # no rename: written in place
+        rows_of.write.mode("overwrite").parquet(str(final))
+        rows = int(seen.get.get("rows") or 0)
+        if not rows:
+            remove_tree(final)
+        return rows
+    tmp = staging / f"new-{uuid.uuid4().hex}"
     try:
-        frame.select(*FILE_COLUMNS).observe(seen, F.count(F.lit(1)).alias("rows")).write.parquet(str(tmp))
+        rows_of.write.parquet(str(tmp))
         rows = int(seen.get.get("rows") or 0)
         discard(final, staging)
         if rows:
@@ -162,4 +172,4 @@ def reset_violations(project: Project, model: str, *, history: bool = False) -> 
     with FileLock(paths.checkpoint_lock(name), busy_message=busy, model=model):
         remove_tree(paths.checkpoint(name))
         if history:
-            shutil.rmtree(violations_dir(project, model), ignore_errors=True)
+            remove_tree(violations_dir(project, model))

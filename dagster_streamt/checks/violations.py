@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import reduce
-from pathlib import Path
 from time import perf_counter
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -113,8 +112,8 @@ class _BatchCheck:
     test: Test
     run_id: str
     call_id: str
-    data: str  # the table's data/ folder
-    staging: str
+    data: Loc  # the table's data/ folder
+    staging: Loc
     checkpoint: Loc
     stream_id: str
     now: datetime | None
@@ -122,7 +121,7 @@ class _BatchCheck:
     delta_table: Loc | None  # the stream carries each row's file path (for max_lag), timed by this table's log
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        checkpoint, data, staging = self.checkpoint, Path(self.data), Path(self.staging)
+        checkpoint, data, staging = self.checkpoint, self.data, self.staging
         ledger = ledger_path(checkpoint, batch_id)
         previous = list((read_json(ledger) or {}).get("written", []))
         rel = f"{test_rel(self.run_id, self.test.name)}/batch-{batch_id}-{self.stream_id}-{definition_tag(self.test)}"
@@ -329,7 +328,7 @@ def _run_one(spark: SparkSession, project: Project, paths: ProjectPaths, warehou
 
 
 def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Test,
-                parsed: list[ParsedAssertion], run_id: str, data: Path, staging: Path, checkpoint: Loc,
+                parsed: list[ParsedAssertion], run_id: str, data: Loc, staging: Loc, checkpoint: Loc,
                 now: datetime | None, resolve: Resolve | None) -> tuple[list[str], int, str | None]:
     """Run the test's side query; return the folders this call wrote, the rows it checked, its error."""
     call_id = uuid.uuid4().hex
@@ -337,7 +336,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
     delta_table = None
     if any(isinstance(a.params, MaxLag) for a in parsed):  # Delta's stream has no _metadata: the file's path,
         stream, delta_table = stream.withColumn(FILE_TIME, F.input_file_name()), source_dir  # timed by the log
-    check = _BatchCheck(project, test, run_id, call_id, str(data), str(staging), checkpoint,
+    check = _BatchCheck(project, test, run_id, call_id, data, staging, checkpoint,
                         stream_id(checkpoint), now, resolve, delta_table)
     error: str | None = None
     batch_ids: list[int] = []
@@ -365,7 +364,7 @@ def _check_rows(spark: SparkSession, project: Project, source_dir: Loc, test: Te
 
 
 def _record_progress(spark: SparkSession, project: Project, test: Test, parsed: list[ParsedAssertion], model: str,
-                     run_id: str, progress: ModelResult | None, data: Path, staging: Path,
+                     run_id: str, progress: ModelResult | None, data: Loc, staging: Loc,
                      now: datetime | None) -> dict[str, Verdict]:
     """Judge throughput; violations go to ``progress/`` of (run, test), replaced on each call."""
     notes: dict[str, Verdict] = {}
@@ -431,7 +430,7 @@ def definition_tag(test: Test) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:8]
 
 
-def _standing(data: Path, test: Test, run_id: str, checkpoint: Loc) -> list[str]:
+def _standing(data: Loc, test: Test, run_id: str, checkpoint: Loc) -> list[str]:
     """The violation folders earlier runs wrote for rows the output still holds: those of the test's
     current checkpoint generation (a full refresh rebuilds the output and starts a new one: see
     :func:`~dagster_streamt.spark.storage.reset.reset_model`) and current definition. A stream's output
@@ -446,7 +445,7 @@ def _standing(data: Path, test: Test, run_id: str, checkpoint: Loc) -> list[str]
                   for batch in (run / test_dir).glob(pattern) if batch.is_dir())
 
 
-def _counts(spark: SparkSession, data: Path, rels: list[str]) -> dict[str, int]:
+def _counts(spark: SparkSession, data: Loc, rels: list[str]) -> dict[str, int]:
     """Offending records per assertion label in ``rels`` (one small read). Only records: a micro-batch that
     failed as a whole (a row count, a lag) said so about that batch, not about rows the table holds."""
     if not rels:
@@ -457,7 +456,7 @@ def _counts(spark: SparkSession, data: Path, rels: list[str]) -> dict[str, int]:
 
 
 def _result(spark: SparkSession, test: Test, parsed: list[ParsedAssertion], severity: Severity, model: str,
-            data: Path, rels: list[str], total: int, error: str | None, notes: dict[str, Verdict],
+            data: Loc, rels: list[str], total: int, error: str | None, notes: dict[str, Verdict],
             sql: dict[str, str], sample_rows: int, started: float, standing: dict[str, int]) -> TestResult:
     """Build the result from the violations read back (the table is the record, not memory). A test
     judges the rows added since its last run, and fails while violations earlier runs found (``standing``,

@@ -74,6 +74,8 @@ def _project(root: Path, url: str, prefix: str, exports: bool = False) -> Path:
     }
     if exports:
         project["models"] += EXPORTS
+        project["tests"] = [{"name": "big_orders_live", "model": "big_orders", "type": "continuous", "severity": "warn",
+                             "assertions": [{"accepted_values": {"column": "customer", "values": ["ann", "dee"]}}]}]
     return write_project(root, {"stream_project.yml": yaml.safe_dump(project, sort_keys=False),
                                 "landing/a.json": GOOD_A + BAD})
 
@@ -133,7 +135,7 @@ def test_tables_exports_and_quarantine_live_in_the_bucket(endpoint: str, tmp_pat
     assert commit is not None and (commit.version, commit.rows) == (0, 2)
     assert not any(key.startswith("_registry") for key in store.files())
     assert not (root / "s3a:").exists() and not (root / ".streamt" / "warehouse").exists()  # nothing local
-    assert not (root / ".streamt" / "checkpoints").exists()
+    assert not (root / ".streamt" / "checkpoints").exists() and not (root / ".streamt" / "violations").exists()
     checkpoints = ObjectPath(f"{wh}-cp", _options(endpoint))
     assert {"big_orders/commits/0", "big_orders_archive/commits/0", "orders_raw__quarantine/commits/0"} <= set(
         checkpoints.files()), sorted(checkpoints.files())
@@ -148,6 +150,10 @@ def test_tables_exports_and_quarantine_live_in_the_bucket(endpoint: str, tmp_pat
     assert _rows(endpoint, f"{wh}/big_orders/data") == [("ann", 10.0), ("bob", 7.5)]  # the new file's row, once
     assert _export(endpoint, f"s3a://{BUCKET}/exports/revenue") == [("ann", 10.0, 1), ("bob", 12.5, 2), ("dee", 2.0, 1)]
     assert _export(endpoint, f"s3a://{BUCKET}/archive/big_orders_archive") == [("ann", 10.0), ("bob", 7.5)]
+    assert "big_orders_live FAILED (warn): 1 failing rows" in second.stdout, second.stdout  # bob, in the new batch
+    recorded = [k for k in store.files() if k.startswith("big_orders__violations/data/run_id=")]
+    assert recorded and all(k.endswith(".parquet") or "/_" in k for k in recorded), recorded
+    assert not (root / ".streamt" / "violations").exists()
 
     exported = set(ObjectPath(f"s3a://{BUCKET}", _options(endpoint)).files())
     third = _streamt(root, "run")  # nothing new: no commit, no export written

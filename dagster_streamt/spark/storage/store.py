@@ -16,6 +16,7 @@ table version by Delta's log store, a small file of ours by one PUT (atomic per 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -177,6 +178,10 @@ class ObjectPath:
         selector = fs.FileSelector(self._key, recursive=False, allow_not_found=True)
         for info in sorted(self._fs().get_file_info(selector), key=lambda i: i.path):
             yield self / info.base_name
+
+    def glob(self, pattern: str) -> Iterator[ObjectPath]:
+        """The entries right under this prefix whose name matches ``pattern`` (one level: ``run_id=*``)."""
+        return (p for p in self.iterdir() if fnmatch.fnmatchcase(p.name, pattern))
 
     def files(self, skip: Any = None) -> dict[str, int]:
         """Every object under this prefix, by key relative to it, with its size; ``skip(name)``: leave
