@@ -60,3 +60,48 @@ def s3_conf(url: str) -> dict[str, str]:
     return {"spark.hadoop.fs.s3a.endpoint": url, "spark.hadoop.fs.s3a.path.style.access": "true",
             "spark.hadoop.fs.s3a.access.key": "test", "spark.hadoop.fs.s3a.secret.key": "test",
             "spark.hadoop.fs.s3a.endpoint.region": "us-east-1"}
+
+
+def sorted_rows(rows: Any) -> list[tuple[Any, ...]]:
+    """Rows in their natural order; by their text where values cannot be compared (None beside a number)."""
+    rows = list(rows)
+    try:
+        return sorted(rows)
+    except TypeError:
+        return sorted(rows, key=repr)
+
+
+def delta_rows(table: Any, version: int | None = None) -> list[tuple[Any, ...]]:
+    """A Delta table (a local path or an ``ObjectPath``) as another engine reads it: delta-rs, no JVM, nothing
+    of streamt but the address; rows sorted, values as JSON gives them (timestamps as text). In a child
+    process: delta-rs' S3 client may abort an interpreter at exit."""
+    from dagster_streamt.spark.storage.store import delta_rs_args
+
+    uri, options = delta_rs_args(table)
+    code = ("import json, sys; from deltalake import DeltaTable; a = json.loads(sys.argv[1]); "
+            "t = DeltaTable(a[0], version=a[1], storage_options=a[2]).to_pyarrow_table().to_pylist(); "
+            "print(json.dumps([list(r.values()) for r in t], default=str), flush=True)")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps([uri, version, options])], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip(), done.stderr
+    return sorted_rows(tuple(r) for r in json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def export_rows(export: Any) -> list[tuple[Any, ...]]:
+    """A file export on an object store (an ``ObjectPath``) as a reader of the bucket sees it: the files its
+    manifest lists, read with pyarrow; rows sorted."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    from dagster_streamt.core.object_stores import EXPORT_MANIFEST
+
+    fs, tables = export.options.filesystem(export.uri), []
+    for file in (export / EXPORT_MANIFEST).read_text().split():
+        key = file.split("://", 1)[1]
+        if file.endswith(".parquet"):
+            tables.append(pq.read_table(key, filesystem=fs))
+        else:
+            with fs.open_input_stream(key) as stream:
+                tables.append(pj.read_json(stream))
+    return sorted_rows(tuple(r.values()) for r in pa.concat_tables(tables).to_pylist()) if tables else []

@@ -105,7 +105,8 @@ def source_specs(loaded: LoadedProject, t: StreamtTranslator, keys: KeyMap,
         md: dict[str, object] = {"format": s.resolved_format}
         location = s.path or s.table or s.topic or s.options.get("dbtable")
         if location:
-            md["location"] = str(loaded.project.resolve_path(s.path)) if s.path else location
+            md["location"] = (s.path if "://" in s.path else str(loaded.project.resolve_path(s.path))) if s.path \
+                else location
         if s.columns:
             md["dagster/column_schema"] = dg.TableSchema(
                 columns=[dg.TableColumn(name=c.name, type=c.type or "unknown", description=c.description,

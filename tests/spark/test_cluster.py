@@ -1,6 +1,14 @@
 """The example on a real distributed engine: a Spark standalone master and a worker on localhost
-(executors in their own JVMs), with exactly the results of the embedded local run; and a Spark Connect
-server whose master is that cluster. Each run is a whole ``streamt run`` process.
+(executors in their own JVMs, the worker in a working folder of its own), with exactly the results of
+the embedded local run; and a Spark Connect server whose master is that cluster. Each run is a whole
+``streamt run`` process.
+
+The example's run on the cluster shares no path with it: its sources, warehouse, checkpoints and export
+are in a bucket (moto's S3 server), as on a cluster whose machines share no disk. Its first run's driver
+is killed mid-run; new input arrives; the rerun streams only that and catches up, and every table read
+back from the bucket with delta-rs equals the same project run locally; nothing but the Dagster instance,
+run records and locks is on the disk. (One killed and one whole run: each whole run of the example on
+the cluster against moto costs about two minutes.)
 
 Through the cluster's Connect server runs a small project (a source, a table, a stream), not the whole
 example again: what that mode adds is where the session lives (the server is the cluster's
@@ -26,10 +34,15 @@ import pyspark
 import pytest
 
 from dagster_streamt.api import load
+from dagster_streamt.jars import sets
+from dagster_streamt.jars.fetch import jars_for
+from dagster_streamt.jars.sets import JarsUnavailable
 from dagster_streamt.spark import Warehouse
 from dagster_streamt.spark.session.project_server import stop_project_server
+from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions
 
-from ..conftest import write_project
+from ..conftest import run_here, write_project
+from ..helpers import S3_BUCKET, delta_rows, export_rows, s3_conf
 from .helpers import jsonl
 
 ROOT = Path(__file__).parents[2]
@@ -105,12 +118,16 @@ def _listening(port: int) -> bool:
         return False
 
 
+def _generate(data: Path, *args: str) -> None:
+    subprocess.run([sys.executable, str(ROOT / "project" / "generate.py"), "--out", str(data), *args], check=True,
+                   capture_output=True)
+
+
 def _project(tmp: Path, name: str, runtime: str | None = None) -> Path:
     """A copy of the example with the same generated data and, when given, environments/cluster.yml."""
     dst = tmp / name
     shutil.copytree(ROOT / "project", dst, ignore=shutil.ignore_patterns(".streamt", "target", "data", "exports"))
-    subprocess.run([sys.executable, str(ROOT / "project" / "generate.py"), "--out", str(dst / "data"),
-                    "--orders", "4000", "--customers", "200"], check=True, capture_output=True)
+    _generate(dst / "data", "--orders", "4000", "--customers", "200")
     if runtime is not None:
         (dst / "environments" / "cluster.yml").write_text(runtime)
     return dst
@@ -141,17 +158,97 @@ def _snapshot(spark: Any, project: Path) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
-def test_cluster_and_connect_runs_equal_the_local_run(spark: Any, cluster: tuple[str, int], tmp_path: Path,
-                                                     embedded_example: dict[str, Any]) -> None:
+def _bucket_snapshot(project: Path, env: str | None = None) -> dict[str, list[tuple[Any, ...]]]:
+    """Every stored model's rows as delta-rs reads them where the project keeps them (a folder or a bucket),
+    floats rounded (partial sums may meet in another order), and the export's rows as its readers see it."""
+    loaded = load(project, env, use_cache=False)
+    warehouse = Warehouse.for_project(loaded.project)
+    out = {name: [tuple(_value(v) for v in r) for r in delta_rows(location)]
+           for name in sorted(loaded.compiled.models) if (location := warehouse.table_location(name)) is not None}
+    path = loaded.project.models["orders_export"].sink_config.path  # type: ignore[union-attr]
+    if path.startswith("s3a://"):
+        export = export_rows(ObjectPath(path, StoreOptions.from_spark_conf(loaded.project.runtime.spark.conf)))
+    else:
+        import pyarrow.parquet as pq
+
+        export = [tuple(r.values()) for r in pq.read_table(project / path).to_pylist()]
+    out["orders_export"] = sorted(tuple(_value(v) for v in r) for r in export)
+    return out
+
+
+def _upload(folder: Path, to: ObjectPath) -> None:
+    fs = to.options.filesystem(to.uri)
+    for file in sorted(f for f in folder.rglob("*") if f.is_file()):
+        with fs.open_output_stream(f"{to.uri.split('://', 1)[1]}/{file.relative_to(folder)}") as out:
+            out.write(file.read_bytes())
+
+
+def _log_versions(table: ObjectPath) -> int:
+    return len([k for k in (table / "_delta_log").files() if k.endswith(".json") and "/" not in k])
+
+
+def test_with_no_shared_path_the_example_runs_survives_kill_9_and_equals_a_local_run(
+        spark: Any, cluster: tuple[str, int], s3_endpoint: str, tmp_path: Path) -> None:
     url, ui = cluster
-    expected = embedded_example
+    try:
+        jars_for(sets.s3())
+    except JarsUnavailable as exc:
+        pytest.skip(str(exc))
+    local = _project(tmp_path, "local")  # the reference: the same project and data, run locally
+    bucket = f"s3a://{S3_BUCKET}/{tmp_path.name}"
+    conf = s3_conf(s3_endpoint)
+    store = ObjectPath(bucket, StoreOptions.from_spark_conf(conf))
+    runtime = {"runtime": {"spark": {"master": url, "warehouse": f"{bucket}/warehouse",
+                                     "checkpoints": f"{bucket}/checkpoints", "conf": conf}}}
+    remote = _project(tmp_path, "remote", json.dumps(runtime))
+    _upload(remote / "data", store / "data")
+    shutil.rmtree(remote / "data")
+    for yml, key, where in (("sources/orders.yml", "path: data/orders", "data/orders"),
+                            ("sources/customers.yml", "path: data/customers", "data/customers"),
+                            ("models/marts/orders_export.yml", "path: exports/orders", "exports/orders")):
+        text = (remote / yml).read_text()
+        assert key in text
+        (remote / yml).write_text(text.replace(key, f"path: {bucket}/{where}"))
 
-    direct = _project(tmp_path, "direct", f"runtime:\n  spark:\n    master: {url}\n")
-    _run(direct, "-e", "cluster")
-    assert _snapshot(spark, direct) == expected
+    # the first run's driver killed right after the stream's first commit, before the models reading it
+    orders_clean = store / "warehouse" / "orders_clean" / "data"
+    cmd = [sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(remote), "-e", "cluster"]
+    killed = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                              env={**os.environ, "DAGSTER_HOME": ""})
+    deadline = time.monotonic() + 300
+    while not _log_versions(orders_clean) and killed.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(killed.pid, 9)
+    assert killed.wait(timeout=60) == -9, "the run ended before the stream committed"
+    assert _log_versions(orders_clean)
+
+    # new input, then a rerun: the stream reads only the new file, the rest catches up
+    before = {p.name for p in (local / "data" / "orders").iterdir()}
+    _generate(local / "data", "--orders", "500", "--append", "--seed", "11")
+    new = [p for p in (local / "data" / "orders").iterdir() if p.name not in before]
+    assert len(new) == 1
+    _upload(new[0].parent, store / "data" / "orders")
+    rerun = _run(remote, "-e", "cluster")
+    streamed = next(line.split() for line in rerun.splitlines() if line.startswith("orders_clean "))
+    assert streamed[1] == "success" and 0 < int(streamed[2].replace(",", "")) <= 500, rerun
+    assert run_here(spark, "run", "-p", str(local)).returncode == 0
+    expected = _bucket_snapshot(local)
+    assert _bucket_snapshot(remote, "cluster") == expected and all(expected.values())
     apps = _master_state(ui)["completedapps"]
-    assert [a["name"] for a in apps] == ["streamt-shop"]  # the run's driver used the cluster's executors
+    assert [a["name"] for a in apps] == ["streamt-shop"] * 2  # both drivers used the cluster's executors
 
+    # on the local disk: the Dagster instance, the run records (up-to-date memos, OpenLineage's own file
+    # transport and delivery state, the project's root) and locks (writers', the project server's start);
+    # no table, checkpoint or export
+    kept = {p.name for p in (remote / ".streamt").iterdir()}
+    assert kept <= {"dagster", "up_to_date", "openlineage", "openlineage.jsonl", "locks", "connect-server",
+                    "state.json"}, kept
+    data = [f for f in remote.rglob("*") if f.suffix in (".parquet", ".crc") or f.name in ("_delta_log", "commits")]
+    assert data == [], data
+
+
+def test_a_connect_server_on_the_cluster_runs_a_project(spark: Any, cluster: tuple[str, int], tmp_path: Path) -> None:
+    url, ui = cluster
     port = _free_port()
     via_connect = _small_project(tmp_path / "connect", f"runtime:\n  spark:\n    master: {url}\n"
                                                        f"    connect_server: {{start: true, port: {port}}}\n")

@@ -18,9 +18,9 @@ from dagster_streamt.jars import sets
 from dagster_streamt.jars.fetch import jars_for
 from dagster_streamt.jars.sets import JarsUnavailable
 from dagster_streamt.spark.delta.delta_table import current_commit
-from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions, delta_rs_args
+from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions
 
-from ..helpers import S3_BUCKET, s3_conf, write_project
+from ..helpers import S3_BUCKET, delta_rows, export_rows, s3_conf, write_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -88,34 +88,11 @@ def _streamt(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _rows(url: str, table: str, version: int | None = None) -> list[tuple[Any, ...]]:
-    """A table as another engine reads it: delta-rs, no JVM, nothing of streamt but the address (in a child
-    process: delta-rs' S3 client may abort an interpreter at exit)."""
-    uri, options = delta_rs_args(ObjectPath(table, _options(url)))
-    code = ("import json, sys; from deltalake import DeltaTable; a = json.loads(sys.argv[1]); "
-            "t = DeltaTable(a[0], version=a[1], storage_options=a[2]).to_pyarrow_table().to_pylist(); "
-            "print(json.dumps([list(r.values()) for r in t], default=str), flush=True)")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps([uri, version, options])], capture_output=True,
-                          text=True, timeout=120)
-    assert done.stdout.strip(), done.stderr
-    return sorted(tuple(r) for r in json.loads(done.stdout.strip().splitlines()[-1]))
+    return delta_rows(ObjectPath(table, _options(url)), version)
 
 
 def _export(url: str, uri: str) -> list[tuple[Any, ...]]:
-    """A file export as a reader of the bucket sees it: the files its manifest lists, read with pyarrow."""
-    import pyarrow as pa
-    import pyarrow.json as pj
-    import pyarrow.parquet as pq
-
-    manifest = ObjectPath(f"{uri}/_symlink_format_manifest/manifest", _options(url))
-    fs, tables = manifest.options.filesystem(uri), []
-    for file in manifest.read_text().split():
-        key = file.split("://", 1)[1]
-        if file.endswith(".parquet"):
-            tables.append(pq.read_table(key, filesystem=fs))
-        else:
-            with fs.open_input_stream(key) as stream:
-                tables.append(pj.read_json(stream))
-    return sorted(tuple(r.values()) for r in pa.concat_tables(tables).to_pylist()) if tables else []
+    return export_rows(ObjectPath(uri, _options(url)))
 
 
 def test_tables_exports_and_quarantine_live_in_the_bucket(endpoint: str, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 
+from ...core.object_stores import is_object_uri
 from ...spec.kafka import kafka_client_options
 from ...spec.models import FILE_FORMATS, Source
 from ...spec.project import Project
@@ -23,6 +24,7 @@ from ...spec.topics import topic_folder
 from ...sql.identifiers import quote
 from ..conditions import conditions
 from ..errors import ModelRunError, missing_format, missing_format_hint
+from ..storage.store import location
 from .kafka_values import VALUE_FORMAT, is_metadata, metadata_used, parse, value_format
 from .source_schema import CORRUPT, LOCATOR, declared_ddl, resolve
 
@@ -48,8 +50,12 @@ def can_stream(source: Source) -> bool:
 
 
 def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
+    """The location Spark reads: a local path made absolute, or an object store URI (checked there with the
+    project's ``fs.*`` settings); another filesystem's URI (``hdfs://``) as given, for Spark to check."""
     assert source.path is not None
-    path = project.resolve_path(source.path)
+    if "://" in source.path and not is_object_uri(source.path):
+        return source.path
+    path = location(source.path, project.resolve_path, project.runtime.spark.conf)
     if not path.exists():
         raise ModelRunError(f"source {source.name}: path {path} does not exist (source paths are relative "
                             f"to the project folder {project.root})")
