@@ -13,7 +13,7 @@ from dagster_streamt.dagster import build_definitions
 from dagster_streamt.dagster.new_data_sensor import fed_models, read_cursor, run_key
 from dagster_streamt.source_files import DataFile, data_files
 
-from ..helpers import write_project
+from ..helpers import S3_BUCKET, s3_conf, write_project
 
 FILES = {
     "stream_project.yml": "project: {name: nd}\n",
@@ -206,3 +206,32 @@ def test_new_files_are_reported_as_the_sources_update(root: Path) -> None:
         latest = instance.get_latest_materialization_event(key)
         assert latest is not None and latest.asset_materialization is not None
         assert latest.asset_materialization.tags["dagster/data_version"] == second[0].tags["dagster/data_version"]
+
+
+def test_a_source_on_an_object_store_is_listed_there(s3_endpoint: str, tmp_path: Path) -> None:
+    """A file source whose path is an ``s3a://`` prefix (a cluster's landing bucket): the sensor and source
+    freshness list the bucket with the project's fs.s3a settings, skipping what Spark skips, not a folder
+    named after the URI."""
+    from dagster_streamt.checks.source_freshness import newest_file
+    from dagster_streamt.spark.storage.store import ObjectPath, StoreOptions
+
+    landing = f"s3a://{S3_BUCKET}/landing-{tmp_path.name}"
+    conf = json.dumps({"spark": {"conf": s3_conf(s3_endpoint)}})
+    root = write_project(tmp_path / "p", {**FILES, "stream_project.yml": f"project: {{name: nd}}\nruntime: {conf}\n",
+                                          "sources/s.yml": FILES["sources/s.yml"].replace("data/events", landing)})
+    bucket = ObjectPath(landing, StoreOptions.from_spark_conf(s3_conf(s3_endpoint)))
+    for name in ("a.json", "_SUCCESS", "_spark_metadata/0", "day=2/c.json"):
+        (bucket / name).write_text('{"id": 1, "ts": "2026-01-01T00:00:00"}\n')
+    assert [f.path for f in data_files(bucket)] == ["a.json", "day=2/c.json"]
+
+    defs = build_definitions(root)
+    with dg.instance_for_test() as instance:
+        requests, cursor, _ = tick(defs, "events_new_data", None, instance)
+        assert len(requests) == 1 and requests[0].tags["streamt/new_files"] == "2"
+        (bucket / "b.json").write_text('{"id": 2, "ts": "2026-01-01T01:00:00"}\n')
+        requests, _, _ = tick(defs, "events_new_data", cursor, instance)
+        assert len(requests) == 1 and requests[0].tags["streamt/new_files"] == "1"
+
+    project = load(root, use_cache=False).project
+    last, detail, why = newest_file(project, project.sources["events"])
+    assert why == "" and last is not None and detail["files"] == 3 and detail["path"] == landing

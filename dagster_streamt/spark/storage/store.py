@@ -186,12 +186,21 @@ class ObjectPath:
     def files(self, skip: Any = None) -> dict[str, int]:
         """Every object under this prefix, by key relative to it, with its size; ``skip(name)``: leave
         out a file or folder by its name (and everything under such a folder)."""
+        return {rel: size for rel, (size, _) in self.stat_files(skip).items()}
+
+    def stat_files(self, skip: Any = None) -> dict[str, tuple[int, int]]:
+        """:meth:`files` with each object's (size, modification time in ns); this object itself when it
+        is one (its name as the key)."""
         from pyarrow import fs
 
+        filesystem = self._fs()
+        own = filesystem.get_file_info(self._key)
+        if own.type == fs.FileType.File:
+            return {self.name: (int(own.size or 0), int(own.mtime_ns or 0))}
         selector = fs.FileSelector(self._key, recursive=True, allow_not_found=True)
-        sizes = {info.path[len(self._key) + 1:]: int(info.size or 0)
-                 for info in self._fs().get_file_info(selector) if info.type == fs.FileType.File}
-        return {rel: size for rel, size in sizes.items() if skip is None or not any(map(skip, rel.split("/")))}
+        found = {info.path[len(self._key) + 1:]: (int(info.size or 0), int(info.mtime_ns or 0))
+                 for info in filesystem.get_file_info(selector) if info.type == fs.FileType.File}
+        return {rel: stat for rel, stat in found.items() if skip is None or not any(map(skip, rel.split("/")))}
 
     def read_text(self, encoding: str = "utf-8") -> str:
         from pyarrow import fs
