@@ -112,7 +112,7 @@ class ObjectExport:
             raise
         files = [*(current.files if append and current is not None else ()), *written]
         self.manifest.write_text("".join(f"{f}\n" for f in files))  # one PUT: the publish
-        keep = {name} | _parse("\n".join(files)).prefixes | (previous.prefixes if previous else frozenset())
+        keep = {name} | {_prefix_name(f) for f in files} | (previous.prefixes if previous else frozenset())
         for old in self.versions.iterdir():
             if old.name not in keep:
                 old.rmtree()

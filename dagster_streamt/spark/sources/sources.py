@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 
 from ...core.object_stores import is_object_uri
+from ...source_files import source_location
 from ...spec.kafka import kafka_client_options
 from ...spec.models import FILE_FORMATS, Source
 from ...spec.project import Project
@@ -24,7 +25,6 @@ from ...spec.topics import topic_folder
 from ...sql.identifiers import quote
 from ..conditions import conditions
 from ..errors import ModelRunError, missing_format, missing_format_hint
-from ..storage.store import location
 from .kafka_values import VALUE_FORMAT, is_metadata, metadata_used, parse, value_format
 from .source_schema import CORRUPT, LOCATOR, declared_ddl, resolve
 
@@ -55,7 +55,7 @@ def _file_path(project: Project, source: Source, *, streaming: bool) -> str:
     assert source.path is not None
     if "://" in source.path and not is_object_uri(source.path):
         return source.path
-    path = location(source.path, project.resolve_path, project.runtime.spark.conf)
+    path = source_location(project, source)
     if not path.exists():
         raise ModelRunError(f"source {source.name}: path {path} does not exist (source paths are relative "
                             f"to the project folder {project.root})")
