@@ -11,6 +11,7 @@ PARTITION_START = "streamt/partition_start"  # a time partition's window (on eac
 PARTITION_END = "streamt/partition_end"
 PARTITION_WINDOW = "streamt/partition_window"  # [start, end] of a whole run, as earlier versions wrote it: still read
 DEFINITION = "streamt/definition"  # the definition a run ran (changes.record): what `streamt plan` compares
+RUN_ID = "streamt/run_id"  # the run a runless report belongs to: a continuous run's last reports, once interrupted
 MODE = "streamt/mode"  # "continuous" on `streamt run --continuous` progress observations
 CONTINUOUS = "continuous"
 # asset check evaluation metadata

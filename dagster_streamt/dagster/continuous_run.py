@@ -14,7 +14,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -94,7 +94,7 @@ class LiveStreams:
         with spark.session(self.loaded.project) as session:
             if first:
                 yield from self._run_first(session, spark, first, refresh)
-            yield from self._supervise(session, streams, refresh)
+            yield from self._supervise(session, streams, refresh, spark.on_teardown)
 
     def _names(self) -> list[str]:
         if self.config.select is None:
@@ -128,7 +128,8 @@ class LiveStreams:
         if failed:
             raise dg.Failure("upstream models failed; not starting the streams: " + "; ".join(failed))
 
-    def _supervise(self, session: Any, streams: list[str], refresh: frozenset[str]) -> Iterator[Any]:
+    def _supervise(self, session: Any, streams: list[str], refresh: frozenset[str],
+                   on_teardown: Callable[[Callable[[], None]], Callable[[], None]]) -> Iterator[Any]:
         from ..spark.streams.continuous import ContinuousRunner, RestartPolicy
 
         graph = self.loaded.graph
@@ -153,15 +154,27 @@ class LiveStreams:
         side.start()
         stopped_by: BaseException | None = None
         previous = _sigterm_as_sigint()
-        try:
-            yield from self._pump(worker)
-        except GeneratorExit:  # interrupted between two steps of the op: Dagster closes it, nothing can be yielded
+        wound_down = threading.Event()
+
+        def wind_down() -> None:
+            """Interrupted between two steps of the op, where nothing can be yielded any more."""
+            if wound_down.is_set():
+                return
+            wound_down.set()
             self._canceling()
             emit(_NOTICE)
             runner.stop()
             worker.join()
             side.join()
             self._closing()
+
+        # Dagster raises an interruption that arrives while it handles the op's last event at the op's next
+        # step, without resuming this generator: the resource's teardown stops the queries then
+        unregister = on_teardown(wind_down)
+        try:
+            yield from self._pump(worker)
+        except GeneratorExit:  # the generator closed while suspended (by Dagster, or collected)
+            wind_down()
             raise
         except BaseException as exc:  # DagsterExecutionInterruptedError: the run was terminated
             stopped_by = exc
@@ -171,6 +184,7 @@ class LiveStreams:
             runner.stop()
             yield from self._pump(worker)
         finally:
+            unregister()
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
         side.join()
@@ -201,8 +215,9 @@ class LiveStreams:
         for item in self._drain(self.reports):
             events = self._on_event(item) if hasattr(item, "kind") else self._on_progress(item) \
                 if not isinstance(item, dg.AssetCheckEvaluation) else iter(())
-            for event in events:
-                self.context.instance.report_runless_asset_event(event)
+            for event in events:  # runless: the run takes no more events; the metadata still names it
+                self.context.instance.report_runless_asset_event(
+                    event.with_metadata({**event.metadata, meta.RUN_ID: self.run_id}))
         self._send([*self._drain(self.outgoing), self.lineage.parent_event(RunState.ABORT, _now(), "run terminated")])
 
     def _pump(self, worker: threading.Thread) -> Iterator[Any]:

@@ -10,12 +10,12 @@ and Spark Connect need it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 if TYPE_CHECKING:  # imported when used: dagster_pyspark imports pyspark, which `streamt status` never needs
     from dagster_pyspark import LazyPySparkResource, PySparkResource
@@ -110,6 +110,43 @@ class SparkResource(dg.ConfigurableResource):
 
     keep_alive: bool = Field(default=False, description="Leave the session running after the run "
                                                         "(tests, notebooks); a run process stops it by default.")
+    _pending: list[Callable[[], None]] = PrivateAttr(default_factory=list)
+
+    def on_teardown(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Have ``fn`` run when Dagster tears the resource down, unless the returned function is called first.
+
+        Why: Dagster raises a run's interruption (the UI's terminate, Ctrl-C, SIGTERM) at an op's next step
+        when it arrived between two, without resuming or closing the op's generator: its ``finally``
+        blocks run only when the garbage collector gets to it, after the run. The resource's teardown is
+        the moment Dagster does guarantee, so what must not outlive the run (running queries, a session)
+        registers here, newest first, and unregisters once it ended by itself.
+
+        Returns:
+            A function that unregisters ``fn`` (idempotent).
+
+        Examples:
+            >>> spark = SparkResource()
+            >>> done = spark.on_teardown(lambda: print("stopped"))
+            >>> spark.teardown_after_execution(None)
+            stopped
+            >>> spark.teardown_after_execution(None)  # once only
+        """
+        self._pending.append(fn)
+
+        def done() -> None:
+            if fn in self._pending:
+                self._pending.remove(fn)
+
+        return done
+
+    def teardown_after_execution(self, context: Any) -> None:
+        while self._pending:
+            fn = self._pending.pop()
+            try:
+                fn()
+            except Exception as exc:  # one failing clean-up must not skip the others
+                if context is not None:
+                    context.log.warning(f"streamt: clean-up after the run failed: {exc}")
 
     @classmethod
     def from_pyspark(cls, resource: PySparkResource | LazyPySparkResource, **fields: Any) -> SparkResource:
@@ -198,11 +235,20 @@ class SparkResource(dg.ConfigurableResource):
 
         borrowed = already_running()  # a notebook's or a test session's: not ours to stop
         spark = create_session(project, self.settings(project))
+        ours = not (self.keep_alive or _shared_sessions or borrowed)
+        stopped: list[bool] = []
+
+        def stop() -> None:  # once: by this block's end, or by the teardown when an interruption skipped it
+            if ours and not stopped:
+                stopped.append(True)
+                stop_session(spark)
+
+        done = self.on_teardown(stop)
         try:
             yield spark
         finally:
-            if not (self.keep_alive or _shared_sessions or borrowed):
-                stop_session(spark)
+            done()
+            stop()
 
 
 def as_spark_resource(resource: SparkResource | PySparkResource | LazyPySparkResource | None,

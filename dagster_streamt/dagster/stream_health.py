@@ -103,7 +103,8 @@ def stream_health(loaded: LoadedProject, instance: dg.DagsterInstance, keys: Key
             continue
         entry, md, batch = found
         state = str(md_value(md, meta.STATUS, "running"))
-        run = instance.get_run_by_id(entry.run_id) if entry.run_id else None
+        run_id = entry.run_id or md_value(md, meta.RUN_ID)  # a run's last reports are runless once interrupted
+        run = instance.get_run_by_id(run_id) if run_id else None
         if state in ("running", "restarting") and run is not None and run.status not in _ACTIVE:
             state = "stopped"  # its run ended without a last report (killed)
         bmd = batch[2] if batch is not None else md
@@ -120,7 +121,7 @@ def stream_health(loaded: LoadedProject, instance: dg.DagsterInstance, keys: Key
         elif health == "ok" and fits is False:
             health = "lagging"
         out.append(StreamHealth(
-            model=name, health=health, state=state, run_id=entry.run_id or None, trigger=trigger,
+            model=name, health=health, state=state, run_id=run_id or None, trigger=trigger,
             last_batch_id=md_value(bmd, "batch_id"), last_batch_at=batch[0] if batch is not None else None,
             batches=md_value(md, "batches"), rows_written=md_value(md, "rows_written"),
             input_rows_per_second=md_value(bmd, "input_rows_per_second"),

@@ -71,9 +71,10 @@ def _until(cond: Any, what: str, timeout: float = 120.0) -> Any:
 
 
 def run_until(job: dg.JobDefinition, instance: dg.DagsterInstance, steps: Any,
-               run_config: dict[str, Any] | None = None) -> tuple[dg.DagsterRun, list[str]]:
+               run_config: dict[str, Any] | None = None, interrupt: bool = True) -> tuple[dg.DagsterRun, list[str]]:
     """Execute the job in this process while ``steps(run_id)`` drives it from a thread, then terminate it
-    as Dagster's run launcher does: mark it canceling, interrupt the process running it."""
+    as Dagster's run launcher does: mark it canceling, interrupt the process running it (unless ``steps``
+    did so itself: ``interrupt=False``)."""
     failures: list[str] = []
 
     def drive() -> None:
@@ -83,8 +84,9 @@ def run_until(job: dg.JobDefinition, instance: dg.DagsterInstance, steps: Any,
             steps(run_id)
         except BaseException as exc:  # reported by the test, after the run is stopped
             failures.append(repr(exc))
-        instance.report_run_canceling(instance.get_run_by_id(run_id), message="terminated by the test")
-        os.kill(os.getpid(), signal.SIGINT)
+        if interrupt:
+            instance.report_run_canceling(instance.get_run_by_id(run_id), message="terminated by the test")
+            os.kill(os.getpid(), signal.SIGINT)
 
     driver = threading.Thread(target=drive, daemon=True)
     driver.start()
@@ -103,6 +105,33 @@ def materializations(instance: dg.DagsterInstance, run_id: str, asset: str) -> l
         if mat is not None and mat.asset_key == dg.AssetKey(asset):
             out.append({k: getattr(v, "value", v) for k, v in mat.metadata.items()})
     return out
+
+
+class _Interrupter(threading.Event):
+    """Once armed, on the first materialization of ``model`` Dagster writes while ``when()`` holds: SIGINT, after
+    marking the run canceling as the run launcher does. The interruption lands between two of the op's steps,
+    where Dagster only records it, then raises it at the op's next step without resuming (or closing) its
+    generator."""
+
+    def __init__(self, instance: dg.DagsterInstance, model: str, when: Any) -> None:
+        super().__init__()
+        self.armed = False
+        handle = instance.handle_new_event
+
+        def handle_new_event(event: Any, *args: Any, **kwargs: Any) -> None:
+            handle(event, *args, **kwargs)
+            mat = event.dagster_event.step_materialization_data.materialization \
+                if event.dagster_event and event.dagster_event.is_step_materialization else None
+            if self.armed and not self.is_set() and mat is not None and mat.asset_key == dg.AssetKey(model) \
+                    and when():
+                self.set()
+                instance.report_run_canceling(instance.get_run_by_id(event.run_id), message="terminated by the test")
+                signal.raise_signal(signal.SIGINT)
+
+        instance.handle_new_event = handle_new_event  # type: ignore[method-assign]
+
+    def arm(self) -> None:
+        self.armed = True
 
 
 def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, spark: Any) -> None:
@@ -148,13 +177,20 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
 
         # files landed while nothing runs are read by the next run, from where the first one stopped
         _generate(shop, "--append")
+        fired = _Interrupter(instance, "orders_clean", lambda: _stored_ids(shop) == _valid_ids(shop))
 
         def second_run(run_id: str) -> None:
             _until(lambda: _stored_ids(shop) == _valid_ids(shop), "the resumed stream to catch up")
+            fired.arm()
+            _generate(shop, "--append")  # its batch's materialization is where the interruption lands
+            _until(fired.is_set, "the interruption")
 
-        again, failures = run_until(job, instance, second_run)
+        again, failures = run_until(job, instance, second_run, interrupt=False)
         assert not failures, failures
         assert again.status == dg.DagsterRunStatus.CANCELED
+        # Dagster raised the interruption outside the op's generator (at its next step), leaving it suspended:
+        # the resource's teardown still stopped the queries gracefully before the run returned
+        assert not spark.streams.active
         assert _stored_ids(shop) == _valid_ids(shop)  # nothing lost, nothing read twice
 
         seen = streamt("observe", "-p", str(shop), "--format", "json")  # the CLI, on the same instance
