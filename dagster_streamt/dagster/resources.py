@@ -121,6 +121,9 @@ class SparkResource(dg.ConfigurableResource):
         the moment Dagster does guarantee, so what must not outlive the run (running queries, a session)
         registers here, newest first, and unregisters once it ended by itself.
 
+        Args:
+            fn: What to run, with no arguments; an exception it raises is logged, and the others still run.
+
         Returns:
             A function that unregisters ``fn`` (idempotent).
 
@@ -140,6 +143,19 @@ class SparkResource(dg.ConfigurableResource):
         return done
 
     def teardown_after_execution(self, context: Any) -> None:
+        """Dagster's hook after the run's steps, however they ended: runs what ``on_teardown`` registered.
+
+        Args:
+            context: Dagster's ``InitResourceContext`` (None when called by hand): failures go to its log.
+
+        Examples:
+            >>> spark = SparkResource()
+            >>> _ = spark.on_teardown(lambda: print("first registered, last run"))
+            >>> _ = spark.on_teardown(lambda: print("newest first"))
+            >>> spark.teardown_after_execution(None)
+            newest first
+            first registered, last run
+        """
         while self._pending:
             fn = self._pending.pop()
             try:

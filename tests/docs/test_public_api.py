@@ -25,7 +25,7 @@ def public() -> dict[str, Any]:
 def methods(cls: type) -> Iterator[tuple[str, Any]]:
     """The public methods and properties a class defines itself (not those inherited from Dagster)."""
     for name, value in sorted(vars(cls).items()):
-        if name.startswith("_"):
+        if name.startswith("_") or name == "model_post_init":  # pydantic writes that one (private attributes)
             continue
         if isinstance(value, classmethod | staticmethod):
             value = value.__func__
