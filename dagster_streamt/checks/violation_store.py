@@ -30,7 +30,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from ..spark.storage.locks import FileLock
+from ..spark.storage.object_lock import lock_at
 from ..spark.storage.paths import ProjectPaths, partition_folder
 from ..spark.storage.store import Loc, ObjectPath, remove_tree, write_text
 from ..spark.storage.warehouse import Warehouse
@@ -169,7 +169,7 @@ def reset_violations(project: Project, model: str, *, history: bool = False) -> 
     paths = ProjectPaths.from_project(project)
     name = violations_name(model)
     busy = f"cannot reset the continuous tests of model {model} while they run"
-    with FileLock(paths.checkpoint_lock(name), busy_message=busy, model=model):
+    with lock_at(paths.checkpoint_lock(name), busy_message=busy, model=model):
         remove_tree(paths.checkpoint(name))
         if history:
             remove_tree(violations_dir(project, model))

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from ..compile.modes import appends
 from ..core.results import ModelResult
 from ..spark.delta.delta_table import DELTA, file_modification_times, is_delta_table
-from ..spark.storage.locks import FileLock
+from ..spark.storage.object_lock import lock_at
 from ..spark.storage.paths import ProjectPaths, partition_folder
 from ..spark.storage.store import Loc, ObjectPath
 from ..spark.storage.warehouse import Warehouse
@@ -271,7 +271,7 @@ def run_continuous_tests(spark: SparkSession, project: Project, model: str, test
     warehouse = Warehouse(paths.warehouse, paths.locks)
     name = violations_name(model)
     results: dict[str, TestResult] = {}
-    with FileLock(paths.checkpoint_lock(name), wait=True, model=model):  # one writer per checkpoint
+    with lock_at(paths.checkpoint_lock(name), wait=True, model=model):  # one writer per checkpoint
         output = _stream_output(project, warehouse, model)
         for test in tests:
             results[test.name] = _run_one(spark, project, paths, warehouse, model, output, test, run_id, now=now,

@@ -172,3 +172,36 @@ def test_validate_explains_a_file_export_and_refuses_a_filesystem_spark_cannot_r
     (root / "stream_project.yml").write_text(text.replace("checkpoints: s3a://lake/wh2-cp", "checkpoints: nfs://x/cp"))
     errors = [d for d in load(root, use_cache=False).errors if d.code == "STR091"]
     assert len(errors) == 1 and "local or mounted folder, or an object store" in errors[0].message, errors
+
+
+def test_two_drivers_at_once_share_the_buckets_locks_and_leave_every_table_consistent(
+        endpoint: str, tmp_path: Path) -> None:
+    """Two `streamt run` processes at once, as two machines would run them: each its own project folder (its
+    own Dagster instance and local lock folder), the sources, warehouse and checkpoints shared in the bucket.
+    A table's writer lock in the bucket makes the second wait for the first; a stream's checkpoint lock
+    makes it fail clearly if the other still runs it. Each row is stored once whatever the timing."""
+    prefix = "two"
+    landing = ObjectPath(f"s3a://{BUCKET}/{prefix}-landing", _options(endpoint))
+    (landing / "a.json").write_text(GOOD_A + BAD)
+    roots = []
+    for n in (1, 2):
+        root = _project(tmp_path / f"driver{n}", endpoint, prefix)
+        spec = yaml.safe_load((root / "stream_project.yml").read_text())
+        spec["sources"][0]["path"] = landing.uri
+        (root / "stream_project.yml").write_text(yaml.safe_dump(spec, sort_keys=False))
+        roots.append(root)
+    runs = [subprocess.Popen([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(root)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for root in roots]
+    outs = [run.communicate(timeout=600)[0] for run in runs]
+    busy = "✗ big_orders                       failed   stream model big_orders is already running in another run"
+    for run, out in zip(runs, outs, strict=True):
+        # a run either did everything, or failed only where the other driver held the stream's checkpoint
+        assert run.returncode == 0 or (busy in out and "2/3 model(s) succeeded" in out), out
+    assert any(run.returncode == 0 for run in runs), outs
+    wh = f"s3a://{BUCKET}/{prefix}"
+    assert _rows(endpoint, f"{wh}/orders_clean/data") == [("ann", 10.0), ("bob", 5.0)]  # once, not twice
+    assert _rows(endpoint, f"{wh}/revenue/data") == [("ann", 10.0, 1), ("bob", 5.0, 1)]
+    assert _rows(endpoint, f"{wh}/big_orders/data") == [("ann", 10.0)]
+    assert len(_rows(endpoint, f"{wh}/orders_raw__quarantine/data")) == 1
+    store = ObjectPath(f"s3a://{BUCKET}", _options(endpoint))
+    assert not [k for k in store.files() if "/_locks/" in k or k.startswith(f"{prefix}/_locks")]  # all released

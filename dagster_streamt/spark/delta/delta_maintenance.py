@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from ...sql.identifiers import delta_path as _quoted
 from ..errors import ModelRunError
-from ..storage.locks import FileLock
+from ..storage.object_lock import lock_at
 from ..storage.paths import ProjectPaths
 from ..storage.store import Loc, ObjectPath
 from ..storage.warehouse import Warehouse
@@ -141,7 +141,7 @@ def vacuum(spark: SparkSession, warehouse: Warehouse, paths: ProjectPaths, model
     also its checkpoint lock, refused while it runs: its next micro-batch's files are not committed yet)."""
     table = warehouse.data_dir(model)
     busy = f"cannot vacuum model {model} while its stream is running"
-    with warehouse.lock(model), (FileLock(paths.checkpoint_lock(model), busy_message=busy, model=model)
+    with warehouse.lock(model), (lock_at(paths.checkpoint_lock(model), busy_message=busy, model=model)
                                  if stream else nullcontext()):
         before = _data_files(table)
         check = "false" if hours < DELTA_MIN_RETENTION_HOURS else None

@@ -37,7 +37,7 @@ from ..run.live import await_query
 from ..run.output import OUT_METRIC, format_options, schema_pairs
 from ..run.progress import summarize, trigger_options
 from ..sources.relations import Rendered, register, render
-from ..storage.locks import FileLock
+from ..storage.object_lock import lock_at
 from ..storage.reset import reset_model
 from ..storage.store import Loc, ObjectPath, StoreOptions, write_text
 from ..streams.checkpoints import explain_failure, query_id
@@ -340,7 +340,7 @@ def materialize_sink(ctx: RunContext, model: Model, full_refresh: bool = False) 
     if incremental:
         return _stream_sink(ctx, model, target, template, full_refresh, start)
     # One run at a time publishes this sink; a concurrent run waits, then publishes its own snapshot.
-    with FileLock(ctx.paths.checkpoint_lock(model.name), wait=True, model=model.name):
+    with lock_at(ctx.paths.checkpoint_lock(model.name), wait=True, model=model.name):
         stats = register(ctx, rendered)
         df = ctx.spark.sql(rendered.sql)
         assert target.plan is not None

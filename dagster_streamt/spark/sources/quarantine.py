@@ -33,7 +33,7 @@ from ..conditions import conditions
 from ..delta.delta_table import DELTA, current_commit, is_delta_table
 from ..errors import ModelRunError
 from ..run.progress import observed_total
-from ..storage.locks import FileLock
+from ..storage.object_lock import lock_at
 from ..storage.paths import ProjectPaths
 from ..storage.store import Loc, ObjectPath, write_text
 from ..storage.warehouse import Warehouse
@@ -140,7 +140,7 @@ def run_quarantine(spark: SparkSession, paths: ProjectPaths, warehouse: Warehous
     metric = f"streamt_{name}"
     checkpoint = paths.checkpoint(name)
     target = warehouse.quarantine_dir(read.source.name)
-    with FileLock(paths.checkpoint_lock(name), wait=True):
+    with lock_at(paths.checkpoint_lock(name), wait=True):
         if listing is not None and is_delta_table(target) and _caught_up(checkpoint) == listing:
             return 0, 0
         _adopt_parquet_quarantine(spark, target, checkpoint)

@@ -1,6 +1,7 @@
 """Where a project keeps its Spark state. Every path is absolute and derived from the project root
 (never the current directory), so two processes started from anywhere agree on the layout. The
-warehouse and the stream checkpoints may be on an object store (:mod:`.store`); locks are local files."""
+warehouse and the stream checkpoints may be on an object store (:mod:`.store`); locks are local files,
+or objects beside S3 checkpoints (:mod:`.object_lock`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...core.object_stores import store_kind
 from ...spec.project import Project
 from .store import Loc, ObjectPath, location
 
@@ -70,9 +72,12 @@ class ProjectPaths:
         """A stream model's (or streaming sink's) checkpoint folder."""
         return self.checkpoints / name
 
-    def checkpoint_lock(self, name: str) -> Path:
-        """Lock file of a checkpoint: one writer per checkpoint at a time. Next to the checkpoint, or in
-        the local lock folder when the checkpoints are on an object store (a lock needs a local file)."""
+    def checkpoint_lock(self, name: str) -> Loc:
+        """Lock of a checkpoint: one writer per checkpoint at a time (:func:`.object_lock.lock_at` takes it).
+        Next to the checkpoint: a file, or on S3 an object under ``_locks/`` (drivers on two machines share
+        the bucket, not a disk); on Google Cloud Storage and Azure, a file in the local lock folder."""
         if isinstance(self.checkpoints, ObjectPath):
+            if store_kind(self.checkpoints.uri) == "s3":
+                return self.checkpoints / "_locks" / name
             return self.locks / "checkpoints" / f"{name}.lock"
         return self.checkpoints / f"{name}.lock"

@@ -8,7 +8,7 @@ from pathlib import Path
 from ...spec.models import Model
 from ...spec.project import Project
 from ...spec.topics import model_topic, topic_folder
-from .locks import FileLock
+from .object_lock import lock_at
 from .paths import ProjectPaths
 from .store import remove_tree
 from .warehouse import Warehouse
@@ -55,5 +55,5 @@ def full_refresh(project: Project, model: str) -> None:
 def reset_locked(paths: ProjectPaths, name: str, topic_dir: Path | None = None) -> None:
     """``reset_model`` under the checkpoint lock: never pull state from under a running query."""
     busy = f"cannot reset model {name} while it is running"
-    with FileLock(paths.checkpoint_lock(name), busy_message=busy, model=name):
+    with lock_at(paths.checkpoint_lock(name), busy_message=busy, model=name):
         reset_model(paths, name, topic_dir)

@@ -38,7 +38,8 @@ def streaming_state(paths: ProjectPaths) -> set[str]:
     """Names owning absolute-path state: checkpoint folders and file-sink outputs."""
     names: set[str] = set()
     if paths.checkpoints.is_dir():
-        names |= {p.name for p in paths.checkpoints.iterdir() if p.is_dir() and any(p.iterdir())}
+        names |= {p.name for p in paths.checkpoints.iterdir()  # `_locks`: a bucket's writer locks
+                  if p.is_dir() and not p.name.startswith("_") and any(p.iterdir())}
     if isinstance(paths.warehouse, Path) and paths.warehouse.is_dir():  # (plain file-sink outputs: never remote)
         names |= {p.parent.parent.name for p in paths.warehouse.glob("*/data/_spark_metadata")}
     return names

@@ -44,7 +44,7 @@ class StoreOptions:
         return cls(tuple(sorted((k[len(prefix):], str(v)) for k, v in conf.items()
                                 if k.startswith(prefix + "fs."))))
 
-    def _s3(self, bucket: str) -> dict[str, str]:
+    def s3(self, bucket: str) -> dict[str, str]:
         """fs.s3a.* for ``bucket`` (Hadoop's per-bucket ``fs.s3a.bucket.<bucket>.*`` win)."""
         conf = dict(self.hadoop)
         out = {k[len("fs.s3a."):]: v for k, v in conf.items()
@@ -53,7 +53,7 @@ class StoreOptions:
         out.update({k[len(own):]: v for k, v in conf.items() if k.startswith(own)})
         return out
 
-    def _endpoint(self, s3: Mapping[str, str]) -> tuple[str | None, bool]:
+    def endpoint(self, s3: Mapping[str, str]) -> tuple[str | None, bool]:
         """The endpoint URL (with a scheme) and whether it is plain http."""
         endpoint = s3.get("endpoint")
         if not endpoint:
@@ -68,11 +68,11 @@ class StoreOptions:
         parsed = urlparse(uri)
         if SCHEMES.get(parsed.scheme) != "s3":
             return {}
-        s3 = self._s3(parsed.netloc)
+        s3 = self.s3(parsed.netloc)
         names = (("access.key", "AWS_ACCESS_KEY_ID"), ("secret.key", "AWS_SECRET_ACCESS_KEY"),
                  ("session.token", "AWS_SESSION_TOKEN"), ("endpoint.region", "AWS_REGION"))
         out = {name: s3[key] for key, name in names if s3.get(key)}
-        endpoint, http = self._endpoint(s3)
+        endpoint, http = self.endpoint(s3)
         if endpoint:
             out["AWS_ENDPOINT_URL"] = endpoint
         if http:
@@ -92,8 +92,8 @@ class StoreOptions:
 
         kind = SCHEMES[scheme]
         if kind == "s3":
-            s3 = self._s3(netloc)
-            endpoint, http = self._endpoint(s3)
+            s3 = self.s3(netloc)
+            endpoint, http = self.endpoint(s3)
             # a delayed open writes a small object with one PUT (no multipart upload: an S3-compatible
             # server may answer that one differently, as moto does, and pyarrow then fails the write)
             kwargs: dict[str, Any] = {"allow_delayed_open": True}

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...core.object_stores import store_kind
 from ...spec.project import Project
 from ..errors import ModelRunError
 from .locks import FileLock
+from .object_lock import ObjectLock
 from .paths import ProjectPaths
 from .store import Loc, ObjectPath, remove_tree
 
@@ -58,9 +60,12 @@ class Warehouse:
         return data if data.is_dir() else None
 
     # -- batch tables --------------------------------------------------------------------------
-    def lock(self, name: str) -> FileLock:
-        """The model's writer lock: one writer plans and commits a new version at a time (Delta's own
-        optimistic concurrency still guards writers this lock does not see: other machines)."""
+    def lock(self, name: str) -> FileLock | ObjectLock:
+        """The model's writer lock: one writer plans and commits a new version at a time. On S3 it is an
+        object in the bucket (``_locks/<model>``), which drivers on other machines see too; elsewhere a
+        file (Delta's log stores for Google Cloud Storage and Azure make a concurrent commit fail)."""
+        if isinstance(self.root, ObjectPath) and store_kind(self.root.uri) == "s3":
+            return ObjectLock(self.root / "_locks" / name, wait=True, model=name)
         if isinstance(self.root, ObjectPath):
             if self.locks is None:
                 raise ModelRunError(f"model {name}: no local folder for the locks of {self.root}", name)

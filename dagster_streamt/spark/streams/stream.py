@@ -29,14 +29,15 @@ from ..run.output import OUT_METRIC, schema_pairs
 from ..run.progress import summarize, trigger_options
 from ..sources.relations import register, render
 from ..storage.locks import FileLock
+from ..storage.object_lock import ObjectLock, lock_at
 from ..storage.reset import local_topic, reset_model
 from ..storage.store import Loc
 from ..storage.warehouse import Warehouse
 from .checkpoints import check_fingerprint, explain_failure, save_fingerprint
 
 
-def checkpoint_lock(ctx: RunContext, name: str, what: str = "stream model") -> FileLock:
-    return FileLock(ctx.paths.checkpoint_lock(name), model=name, busy_message=(
+def checkpoint_lock(ctx: RunContext, name: str, what: str = "stream model") -> FileLock | ObjectLock:
+    return lock_at(ctx.paths.checkpoint_lock(name), model=name, busy_message=(
         f"{what} {name} is already running in another run or process, and two writers on one checkpoint "
         "would corrupt it; wait for that run to finish (or stop it) and run again"))
 
