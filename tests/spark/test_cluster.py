@@ -78,8 +78,9 @@ def _workers(ui_port: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    """``(spark://127.0.0.1:PORT, master web UI port)`` of a standalone master with one 2-core worker."""
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, Path]]:
+    """``(spark://127.0.0.1:PORT, master web UI port, the worker's working folder)`` of a standalone master with
+    one 2-core worker."""
     home = Path(pyspark.__file__).resolve().parent
     logs = tmp_path_factory.mktemp("standalone")
     port, ui, worker_ui = _free_port(), _free_port(), _free_port()
@@ -99,7 +100,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int
                  "--memory", "2g", "--webui-port", str(worker_ui), "--work-dir", str(logs / "work"), url],
                 env=env, stdout=out, stderr=subprocess.STDOUT))
         _wait_for("the worker", lambda: _workers(ui) > 0, logs / "worker.log")
-        yield url, ui
+        yield url, ui, logs / "work"
     finally:
         for p in reversed(procs):
             p.terminate()
@@ -188,8 +189,8 @@ def _log_versions(table: ObjectPath) -> int:
 
 
 def test_with_no_shared_path_the_example_runs_survives_kill_9_and_equals_a_local_run(
-        spark: Any, cluster: tuple[str, int], s3_endpoint: str, tmp_path: Path) -> None:
-    url, ui = cluster
+        spark: Any, cluster: tuple[str, int, Path], s3_endpoint: str, tmp_path: Path) -> None:
+    url, ui, work = cluster
     try:
         jars_for(sets.s3())
     except JarsUnavailable as exc:
@@ -243,12 +244,18 @@ def test_with_no_shared_path_the_example_runs_survives_kill_9_and_equals_a_local
     kept = {p.name for p in (remote / ".streamt").iterdir()}
     assert kept <= {"dagster", "up_to_date", "openlineage", "openlineage.jsonl", "locks", "connect-server",
                     "state.json"}, kept
-    data = [f for f in remote.rglob("*") if f.suffix in (".parquet", ".crc") or f.name in ("_delta_log", "commits")]
-    assert data == [], data
+    def data(folder: Path) -> list[Path]:
+        return [f for f in folder.rglob("*") if f.suffix in (".parquet", ".crc") or f.name in ("_delta_log", "commits")]
+
+    assert data(remote) == [], data(remote)
+    # the executors' working folder: the application's jars and logs (caches), no table or checkpoint either
+    assert work.is_dir() and data(work) == [], data(work)
+    assert not [key for key in store.files() if "/_locks/" in key]  # the writer locks in the bucket: released
 
 
-def test_a_connect_server_on_the_cluster_runs_a_project(spark: Any, cluster: tuple[str, int], tmp_path: Path) -> None:
-    url, ui = cluster
+def test_a_connect_server_on_the_cluster_runs_a_project(spark: Any, cluster: tuple[str, int, Path],
+                                                        tmp_path: Path) -> None:
+    url, ui, _ = cluster
     port = _free_port()
     via_connect = _small_project(tmp_path / "connect", f"runtime:\n  spark:\n    master: {url}\n"
                                                        f"    connect_server: {{start: true, port: {port}}}\n")
