@@ -105,3 +105,19 @@ def export_rows(export: Any) -> list[tuple[Any, ...]]:
             with fs.open_input_stream(key) as stream:
                 tables.append(pj.read_json(stream))
     return sorted_rows(tuple(r.values()) for r in pa.concat_tables(tables).to_pylist()) if tables else []
+
+
+def stopped_streams(instance: Any, run_id: str, models: list[str]) -> set[str]:
+    """Which of ``models`` the continuous run ``run_id`` reported stopped: in its own event log, or runless and
+    naming the run (``streamt/run_id``), as when Dagster raised the interruption between two of the op's steps."""
+    import dagster as dg
+
+    found = set()
+    for model in models:
+        key = dg.AssetKey(model)
+        for record in instance.fetch_observations(key, limit=50).records:
+            md = {k: getattr(v, "value", v) for k, v in record.asset_observation.metadata.items()}
+            mine = record.run_id == run_id or md.get("streamt/run_id") == run_id
+            if mine and md.get("streamt/status") == "stopped":
+                found.add(model)
+    return found

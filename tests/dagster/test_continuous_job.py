@@ -28,7 +28,7 @@ from dagster_streamt.dagster.key_map import KeyMap
 from dagster_streamt.dagster.stream_health import stream_health
 from dagster_streamt.openlineage.events import node_run_id, parent_run_id
 
-from ..helpers import streamt
+from ..helpers import stopped_streams, streamt
 from ..openlineage.spec import assert_valid
 
 ROOT = Path(__file__).parents[2]
@@ -169,11 +169,8 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
         assert materializations(instance, run.run_id, "order_metrics")  # a stream reading a stream, live too
         checks = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
         assert {r.event_log_entry.dagster_event.event_specific_data.check_name for r in checks} == {"orders_clean_live"}
-        stopped = [r.event_log_entry.asset_observation for r in instance.get_records_for_run(
-            run.run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION).records]
-        assert {(o.asset_key.to_user_string(), o.metadata["streamt/status"].value) for o in stopped
-                if o.metadata["streamt/status"].value == "stopped"} == {("orders_clean", "stopped"),
-                                                                        ("order_metrics", "stopped")}
+        assert stopped_streams(instance, run.run_id, ["orders_clean", "order_metrics"]) == {
+            "orders_clean", "order_metrics"}
 
         # files landed while nothing runs are read by the next run, from where the first one stopped
         _generate(shop, "--append")

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from ..docs.conftest import EXAMPLE
-from ..helpers import graphql
+from ..helpers import graphql, stopped_streams
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]  # the daemon's runs materialize on Spark
 
@@ -305,4 +305,4 @@ def _streams_live(browser: Any, shop: Path, url: str, log: Path) -> None:
     assert _until("the run to stop", ended, deadline, log) == "CANCELED"
     stored = Counter(int(r["order_id"]) for r in _delta_rows(shop, "orders_clean"))
     assert stored == _valid_orders(shop)  # every valid order once: the backfill's, then the live batch's
-    assert reported(dg.DagsterEventType.ASSET_OBSERVATION, **{"streamt/status": "stopped"})
+    assert stopped_streams(instance, run_id, ["orders_clean"]) == {"orders_clean"}

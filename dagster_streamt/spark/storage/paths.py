@@ -57,7 +57,7 @@ class ProjectPaths:
 
     @property
     def locks(self) -> Path:
-        """Writer locks of models whose tables are on an object store (a lock needs a local file)."""
+        """Writer locks of tables and checkpoints on Google Cloud Storage or Azure (S3 keeps its own in the bucket)."""
         return self.state_dir / "locks"
 
     @property

@@ -91,6 +91,7 @@ class _Stream:
     tracker: ProgressTracker
     started: StartedStream | None = None
     publisher: StreamingQuery | None = None  # the query publishing its topic (a broker or local topics)
+    publish_ctx: RunContext | None = None  # set while its topic publication waits for the table's first commit
     state: Literal["running", "waiting", "failed", "stopped"] = "waiting"
     failures: int = 0  # current streak of consecutive failures
     retry_at: float = 0.0
@@ -229,8 +230,8 @@ class ContinuousRunner:
             try:  # registered now, not when the query ends: downstream models read the output while it runs
                 record_stream(started)
                 if model_topic(self.project, model) is not None and started.appends:
-                    with mctx.scheduler_pool(stream.name):  # its topic follows the stored output, batch by batch
-                        stream.publisher = start_topic_query(mctx, model, stream.trigger, started.schema)
+                    stream.publish_ctx = mctx  # its topic follows the stored output, batch by batch,
+                    self._publish(stream)  # once the stream's own first batch has created the table
             except Exception:
                 started.query.stop()
                 raise
@@ -244,6 +245,11 @@ class ContinuousRunner:
         if stream.state != "running" or stream.started is None:
             return None
         query = stream.started.query
+        if stream.publish_ctx is not None:
+            try:
+                self._publish(stream)
+            except Exception as unpublished:
+                return self._failed(stream, unpublished)
         publisher = stream.publisher
         if publisher is not None and not publisher.isActive:  # publishing failed: restart both queries
             self._stop_queries(stream)
@@ -263,6 +269,18 @@ class ContinuousRunner:
             stream.last_report = now
             _call(self.on_progress, stream.tracker.snapshot(running=True))
         return None
+
+    def _publish(self, stream: _Stream) -> None:
+        """Start the topic publication once the model's table exists. Not before: creating the table for it
+        would race the stream's own first commit, and Delta fails one of two first commits
+        (ProtocolChangedException), the stream's as readily as ours."""
+        ctx = stream.publish_ctx
+        if ctx is None or not is_delta_table(ctx.warehouse.data_dir(stream.name)):
+            return
+        model = self.project.models[stream.name]
+        with ctx.scheduler_pool(stream.name):
+            stream.publisher = start_topic_query(ctx, model, stream.trigger)
+        stream.publish_ctx = None
 
     def _restart(self, stream: _Stream) -> StreamEvent | None:
         ctx = RunContext.create(self.spark, self.project)  # fresh views; quarantines what arrived meanwhile
@@ -284,7 +302,7 @@ class ContinuousRunner:
 
     def _failed(self, stream: _Stream, exc: BaseException) -> StreamEvent:
         self._stop_queries(stream)
-        stream.started, stream.publisher = None, None
+        stream.started, stream.publisher, stream.publish_ctx = None, None, None
         stream.failures += 1
         message = model_error(stream.name, explain_failure(stream.name, exc))
         limit = self.policy.max_restarts
@@ -310,7 +328,9 @@ class ContinuousRunner:
                     time.sleep(0.1)
                 query.stop()
                 stream.tracker.consume(query.recentProgress)
-                if stream.publisher is not None:  # the topic catches up with everything stored, once
+                pending = stream.publish_ctx is not None and is_delta_table(
+                    stream.publish_ctx.warehouse.data_dir(stream.name))  # committed before its publication began
+                if stream.publisher is not None or pending:  # the topic catches up with everything stored, once
                     self._stop_queries(stream)
                     model = self.project.models[stream.name]
                     ctx = RunContext.create(self.spark, self.project).for_model(model)
@@ -318,7 +338,7 @@ class ContinuousRunner:
             except Exception as exc:  # the session may already be gone (Ctrl-C twice, JVM exit)
                 log.warning("stream model %s: stopping its query: %s", stream.name, describe_exception(exc))
         self._stop_queries(stream)
-        stream.state, stream.started, stream.publisher = "stopped", None, None
+        stream.state, stream.started, stream.publisher, stream.publish_ctx = "stopped", None, None, None
         return self._emit(StreamEvent(stream.name, "stopped", "checkpoint saved; the next run resumes here",
                                       totals=stream.tracker.snapshot()))
 

@@ -24,7 +24,6 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
-from pyspark.sql.types import StructType
 
 from ...compile.modes import appends
 from ...spec.base import stringify_options
@@ -38,7 +37,6 @@ from ..run.context import RunContext
 from ..run.output import OUT_METRIC
 from ..run.progress import summarize
 from ..storage.reset import publication
-from ..storage.store import Loc
 from .kafka_publish import FencedBatches, publish, topic_writer
 from .stream import checkpoint_lock
 
@@ -103,36 +101,19 @@ def topic_query_name(model: Model) -> str:
     return publication(model.name)
 
 
-def _ensure_table(ctx: RunContext, schema: StructType, data: Loc) -> None:
-    """An empty Delta table with the output's schema when the stream has committed nothing yet (a
-    continuous run starts both queries at once): Delta's stream source needs a table to read. When the
-    model's own first batch creates it at the same moment, Delta lets one creation win; either is fine."""
-    if is_delta_table(data):
-        return
-    try:
-        ctx.spark.createDataFrame([], schema).write.format(DELTA).mode("append").save(str(data))
-    except Exception:  # the model's first batch created it meanwhile
-        if not is_delta_table(data):
-            raise
-
-
-def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any],
-                      schema: StructType | None = None) -> StreamingQuery:
+def start_topic_query(ctx: RunContext, model: Model, trigger: dict[str, Any]) -> StreamingQuery:
     """Start publishing what ``model`` (a stream model: its output grows by appends) stored and its topic
     has not had yet, with ``trigger`` (available-now for a run, processing time in continuous mode); the
-    caller holds :func:`topic_query_name`'s checkpoint lock. ``schema``: the output's, for a stream that
-    has committed nothing yet (its table is created empty)."""
+    caller holds :func:`topic_query_name`'s checkpoint lock, and the model's table exists."""
     topic = model_topic(ctx.project, model)
     data = ctx.warehouse.data_dir(model.name)
-    if topic is None or not appends(ctx.project, model) or (schema is None and not is_delta_table(data)):
+    if topic is None or not appends(ctx.project, model) or not is_delta_table(data):
         raise ModelRunError(f"model {model.name}: no stored stream output to publish to a topic", model.name)
     folder = topic_folder(ctx.project, topic)
     if folder is None:
         ensure_topic(ctx.project, model, topic)
     name = topic_query_name(model)
     checkpoint = ctx.paths.checkpoint(name)
-    if schema is not None:
-        _ensure_table(ctx, schema, data)
     stream = ctx.spark.readStream.format(DELTA).load(str(data)).observe(OUT_METRIC, F.count(F.lit(1)).alias("rows"))
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
