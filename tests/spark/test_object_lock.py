@@ -6,6 +6,7 @@ its ttl because it is renewed; a store that refuses the lock gets an error that 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import textwrap
@@ -82,7 +83,7 @@ def test_a_waiting_driver_takes_the_lock_once_it_is_released(s3_endpoint: str, l
 
 def test_a_dead_local_holder_is_taken_over_at_once_a_foreign_one_after_its_ttl(lock_path: ObjectPath) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = {"host": __import__("socket").gethostname(), "pid": int(dead.stdout), "since": "then", "token": "x"}
+    stale = {"host": socket.gethostname(), "pid": int(dead.stdout), "since": "then", "token": "x"}
     lock_path.write_text(json.dumps(stale))  # what a driver killed with kill -9 leaves
     started = time.monotonic()
     with ObjectLock(lock_path, ttl_s=600):

@@ -19,7 +19,7 @@ from ...core.object_stores import store_kind
 from ...spec.project import Project
 from ..errors import ModelRunError
 from .locks import FileLock
-from .object_lock import ObjectLock
+from .object_lock import ObjectLock, lock_at
 from .paths import ProjectPaths
 from .store import Loc, ObjectPath, remove_tree
 
@@ -65,7 +65,7 @@ class Warehouse:
         object in the bucket (``_locks/<model>``), which drivers on other machines see too; elsewhere a
         file (Delta's log stores for Google Cloud Storage and Azure make a concurrent commit fail)."""
         if isinstance(self.root, ObjectPath) and store_kind(self.root.uri) == "s3":
-            return ObjectLock(self.root / "_locks" / name, wait=True, model=name)
+            return lock_at(self.root / "_locks" / name, wait=True, model=name)
         if isinstance(self.root, ObjectPath):
             if self.locks is None:
                 raise ModelRunError(f"model {name}: no local folder for the locks of {self.root}", name)
