@@ -190,16 +190,23 @@ def _skip_cause(project: Project, name: str, ups: AbstractSet[str], blocked: Map
     return None
 
 
-# Infrastructure hiccups that say nothing about the model: retried once. A loaded Spark Connect server
-# may be slow to start the Python worker of a foreachBatch (seen here under heavy load).
+# Infrastructure hiccups that say nothing about the model: retried. Spark starts the Python worker of a
+# Spark Connect server's foreachBatch as a new process and gives it a fixed 10 s to import pyspark and
+# connect back (PythonWorkerFactory.createSimpleWorker; no setting changes it); a server whose cores are
+# busy misses that. The error has no error condition, so its message is what identifies it. A busy
+# spell outlasts an immediate retry (seen in CI), so each retry waits longer first.
 TRANSIENT = ("Python worker failed to connect back",)
+RETRY_WAITS_S = (5.0, 20.0)
 
 
 def run_one(ctx: RunContext, name: str, full_refresh: bool = False) -> ModelResult:
     """Run one model; any error becomes a failed result with one clear line (never raises)."""
     result = _run_one(ctx, name, full_refresh)
-    if not result.ok and result.error and any(t in result.error for t in TRANSIENT):
-        log.warning("model %s: transient Spark error, retrying once: %s", name, result.error)
+    for pause in RETRY_WAITS_S:
+        if result.ok or not result.error or not any(t in result.error for t in TRANSIENT):
+            break
+        log.warning("model %s: transient Spark error, retrying in %.0f s: %s", name, pause, result.error)
+        time.sleep(pause)
         result = _run_one(ctx, name, full_refresh)  # the retry is the same run: a full refresh stays one
     return result
 

@@ -116,12 +116,16 @@ def _new_page(browser: Any) -> Any:
     return page
 
 
-def _page_text(browser: Any, url: str, shown: str) -> str:
-    """The page's text once ``shown`` (a metadata entry's name) is on it: the UI loads it after the page."""
+def _page_text(browser: Any, url: str, shown: str, *rendered: str) -> str:
+    """The page's text once ``shown`` (a metadata entry's name) is on it: the UI loads it after the page.
+    A Markdown value (such as ``executed_sql``) renders a moment after its entry's name: ``rendered`` are
+    texts the body must hold before it is read."""
     page = _new_page(browser)
     try:
         page.goto(url)
         page.get_by_text(shown, exact=True).first.wait_for(timeout=60_000)
+        for text in rendered:
+            page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=60_000)
         return str(page.inner_text("body"))
     finally:
         page.close()
@@ -218,7 +222,8 @@ def test_the_ui_runs_nothing_until_asked_and_shows_what_delta_holds(browser: Any
         assert _metadata(text, "dagster/row_count") == str(len(revenue))  # the table's
         start = _metadata(text, "streamt/partition_start")
         assert re.fullmatch(r"Nov \d+, 12:00:00 AM UTC", start) and start.startswith(f"Nov {int(day[-2:])},")
-    text = _page_text(browser, f"{url}/assets/orders_clean", "streamt/started_at")
+    text = _page_text(browser, f"{url}/assets/orders_clean", "streamt/started_at",
+                      "-- orders_raw (source): read as a stream")
     assert _metadata(text, "Row count").replace(",", "") == str(len(_delta_rows(shop, "orders_clean")))
     assert re.fullmatch(r"\w{3} \d+, \d+:\d\d:\d\d [AP]M UTC", _metadata(text, "streamt/started_at", 1))
     sql = text[text.index("executed_sql"):text.index("streamt/started_at")]  # user-facing names only

@@ -60,16 +60,26 @@ def test_transient_error_retry_keeps_the_full_refresh(spark: Any, tmp_project: A
     real = runner.MATERIALIZERS["table"]
     calls: list[bool] = []
 
+    failures = 3
+
     def flaky(ctx: Any, model: Any, full_refresh: bool) -> Any:
         calls.append(full_refresh)
-        if len(calls) == 1:
+        if len(calls) <= failures:
             raise RuntimeError("Python worker failed to connect back.")
         return real(ctx, model, full_refresh)
 
     monkeypatch.setitem(runner.MATERIALIZERS, "table", flaky)
+    monkeypatch.setattr(runner, "RETRY_WAITS_S", (0.01, 0.01))
+    # three failures in a row: two retries, then the error stands
+    result, = run_models(spark, project, models, levels, ups, {"base"})
+    assert not result.ok and "Python worker failed to connect back" in (result.error or "")
+    assert calls == [True, True, True]
+    # two failures: the second retry runs the model, still as the full refresh asked for
+    calls.clear()
+    failures = 2
     result, = run_models(spark, project, models, levels, ups, {"base"})
     assert result.ok, result.error
-    assert calls == [True, True]
+    assert calls == [True, True, True]
     assert result.refresh == "full" and result.refresh_note == "full refresh requested"
     location = Warehouse.for_project(project).table_location("base")
     assert sorted((r["id"], r["kind"]) for r in spark.read.format("delta").load(str(location)).collect()) == [
