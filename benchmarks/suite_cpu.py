@@ -1,0 +1,162 @@
+"""Where the test suite's CPU goes, by kind of process: the measurement behind issue 37's choices.
+
+On 2 cores with two pytest-xdist workers the suite keeps the CPU ~92 % busy, so its wall time is its CPU
+time over two; cutting it means cutting CPU somewhere. This samples ``/proc`` every second while a command
+runs (by default the whole suite), adds each process's CPU (user + system) to a kind named from its command
+line and its parent's (the shared Spark session's JVM is a child of a pytest worker, a `streamt run`
+driver's JVM the child of a `streamt` process), and prints the kinds, largest first. A process living
+under a second between two samples is counted in its parent's ``cutime`` when reaped: the total line says
+how much CPU the sampler saw against what the machine spent (``/proc/stat``).
+
+    python3 benchmarks/suite_cpu.py                        # the whole suite, as CI runs it
+    python3 benchmarks/suite_cpu.py -- python3 -m pytest tests/spark/test_cluster.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+# A JVM's kind by its main class (and, for spark-submit, the class it submits); other processes by words
+# of their command line, first match wins
+JVM_KINDS: tuple[tuple[str, str], ...] = (
+    ("SparkConnectServer", "Spark Connect server JVM"),
+    ("org.apache.spark.deploy.master", "cluster master/worker JVMs"),
+    ("org.apache.spark.deploy.worker", "cluster master/worker JVMs"),
+    ("CoarseGrainedExecutorBackend", "cluster executor JVMs"),
+    ("org.apache.kafka.connect", "Kafka Connect JVM"),
+    ("kafka.Kafka", "Kafka broker JVM"),
+    ("org.apache.flink", "Flink (JVM)"),
+    ("org.apache.spark.deploy.SparkSubmit", "Spark driver JVM"),
+)
+KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Chromium", ("chrom",)),
+    ("PostgreSQL", ("postgres",)),
+    ("moto S3 server", ("moto",)),
+    ("pip / venv / wheel builds", ("pip",)),
+    ("streamt CLI processes (python)", ("dagster_streamt.cli",)),
+    ("streamt CLI processes (python)", ("bin/streamt",)),
+    ("dagster dev / webserver / daemon / code servers", ("dagster",)),
+    ("Flink (python)", ("flink",)),
+    ("pytest workers (python)", ("pytest",)),
+    ("pytest workers (python)", ("execnet",)),
+    ("pytest workers (python)", ("sys.stdin.readline",)),
+    ("other python", ("python",)),
+)
+
+
+def _java_main(args: list[str]) -> str:
+    """The main class of a ``java`` command line, with spark-submit's ``--class`` appended."""
+    rest = iter(args[1:])
+    main = ""
+    for arg in rest:
+        if arg in ("-cp", "-classpath", "--class-path", "-jar"):
+            next(rest, None)
+        elif not arg.startswith("-"):
+            main = arg
+            break
+    following = list(rest)
+    if "--class" in following:
+        main += " " + following[following.index("--class") + 1]
+    return main
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a live process."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()  # after the command name, which may hold spaces
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def _kind(args: list[str], parent: list[str]) -> str:
+    if args and Path(args[0]).name == "java":
+        main = _java_main(args)
+        for cls, kind in JVM_KINDS:
+            if cls in main:
+                if kind == "Spark driver JVM":  # whose driver: a pytest worker's shared session, or a subprocess's
+                    return ("Spark driver JVM of a pytest worker (shared session, run_here)"
+                            if _kind(parent, []) == "pytest workers (python)"
+                            else "Spark driver JVM of a subprocess (streamt run, benchmarks)")
+                return kind
+        return f"other JVMs ({main or '?'})"
+    cmd = " ".join(args)
+    for kind, words in KINDS:
+        if all(w in cmd for w in words):
+            return kind
+    return "other processes"
+
+
+def _machine_cpu() -> float:
+    """CPU seconds the machine spent outside idle and iowait."""
+    cols = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(cols) - cols[3] - cols[4]) / TICK
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="*", help="the command to measure (default: python3 -m pytest)")
+    parser.add_argument("--every", type=float, default=1.0, help="seconds between samples")
+    args = parser.parse_args()
+    command = args.command or [sys.executable, "-m", "pytest"]
+    seen: dict[int, float] = {}  # pid -> its CPU counted so far
+    spent: Counter[str] = Counter()
+    machine0, start = _machine_cpu(), time.monotonic()
+    proc = subprocess.Popen(command)
+    me = os.getpid()
+    while True:
+        done = proc.poll() is not None
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            pid = int(entry)
+            stat = _stat(pid)
+            if stat is None or (pid not in seen and not _descends(pid, proc.pid)):
+                continue
+            ppid, cpu = stat
+            # classified at every sample: a shell script exec's its JVM under the same pid
+            spent[_kind(_cmdline(pid), _cmdline(ppid))] += cpu - seen.get(pid, 0.0)
+            seen[pid] = cpu
+        if done:
+            break
+        time.sleep(args.every)
+    wall, machine = time.monotonic() - start, _machine_cpu() - machine0
+    total = sum(spent.values())
+    print(f"\nCPU by kind of process ({wall:.0f} s wall, {machine:.0f} s CPU on the machine, "
+          f"{total:.0f} s seen by the sampler, {100 * machine / wall / (os.cpu_count() or 1):.0f} % busy):")
+    for kind, secs in sorted(spent.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"{secs:9.1f} s  {100 * secs / max(total, 1e-9):5.1f} %  {kind}")
+    return proc.returncode
+
+
+def _descends(pid: int, root: int) -> bool:
+    """Whether ``pid`` is ``root`` or one of its descendants (processes started with a new session
+    still have their parent)."""
+    for _ in range(64):
+        if pid == root:
+            return True
+        stat = _stat(pid)
+        if stat is None or stat[0] <= 1:
+            return False
+        pid = stat[0]
+    return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
