@@ -10,6 +10,10 @@ how much CPU the sampler saw against what the machine spent (``/proc/stat``).
 
     python3 benchmarks/suite_cpu.py                        # the whole suite, as CI runs it
     python3 benchmarks/suite_cpu.py -- python3 -m pytest tests/spark/test_cluster.py
+    python3 benchmarks/suite_cpu.py --threads -- python3 -m pytest -n 0 tests/spark/test_stream.py
+
+``--threads`` splits each JVM's CPU by its threads' names (HotSpot's compilers and garbage collectors,
+Spark's task threads, the driver's own): what a JVM spends on running code against compiling it.
 """
 
 from __future__ import annotations
@@ -113,9 +117,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="*", help="the command to measure (default: python3 -m pytest)")
     parser.add_argument("--every", type=float, default=1.0, help="seconds between samples")
+    parser.add_argument("--threads", action="store_true", help="split each JVM's CPU by thread name")
     args = parser.parse_args()
     command = args.command or [sys.executable, "-m", "pytest"]
     seen: dict[int, float] = {}  # pid -> its CPU counted so far
+    threads: dict[int, float] = {}  # the same for each JVM thread (with --threads)
     spent: Counter[str] = Counter()
     machine0, start = _machine_cpu(), time.monotonic()
     proc = subprocess.Popen(command)
@@ -131,18 +137,46 @@ def main() -> int:
                 continue
             ppid, cpu = stat
             # classified at every sample: a shell script exec's its JVM under the same pid
-            spent[_kind(_cmdline(pid), _cmdline(ppid))] += cpu - seen.get(pid, 0.0)
+            kind = _kind(_cmdline(pid), _cmdline(ppid))
+            if args.threads and "JVM" in kind:
+                for name, tid, tcpu in _threads(pid):
+                    spent[f"{kind}: {name}"] += tcpu - threads.get(tid, 0.0)
+                    threads[tid] = tcpu
+            spent[kind] += cpu - seen.get(pid, 0.0)
             seen[pid] = cpu
         if done:
             break
         time.sleep(args.every)
     wall, machine = time.monotonic() - start, _machine_cpu() - machine0
-    total = sum(spent.values())
+    total = sum(v for k, v in spent.items() if ": " not in k)  # a JVM's threads are within its own line
     print(f"\nCPU by kind of process ({wall:.0f} s wall, {machine:.0f} s CPU on the machine, "
           f"{total:.0f} s seen by the sampler, {100 * machine / wall / (os.cpu_count() or 1):.0f} % busy):")
     for kind, secs in sorted(spent.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"{secs:9.1f} s  {100 * secs / max(total, 1e-9):5.1f} %  {kind}")
+        if ": " not in kind:
+            print(f"{secs:9.1f} s  {100 * secs / max(total, 1e-9):5.1f} %  {kind}")
+            parts = sorted(((k, v) for k, v in spent.items() if k.startswith(kind + ": ") and v >= 0.05 * secs),
+                           key=lambda kv: (-kv[1], kv[0]))
+            for part, psecs in parts:  # its threads taking 5 % of it or more
+                print(f"{'':9}   {100 * psecs / max(secs, 1e-9):5.1f} %    {part[len(kind) + 2:]}")
     return proc.returncode
+
+
+def _threads(pid: int) -> list[tuple[str, int, float]]:
+    """(name without its number, tid, CPU seconds) of each thread of ``pid``."""
+    out = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for tid in tids:
+        try:
+            raw = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        name = raw[raw.index("(") + 1:raw.rindex(")")].rstrip("0123456789#-").strip()
+        fields = raw[raw.rindex(")") + 2:].split()
+        out.append((name, int(tid), (int(fields[11]) + int(fields[12])) / TICK))
+    return out
 
 
 def _descends(pid: int, root: int) -> bool:
