@@ -33,7 +33,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-TICK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_util import TICK, tree_usage
 
 # A JVM's kind by its main class (and, for spark-submit, the class it submits); other processes by words
 # of their command line, first match wins
@@ -79,14 +80,12 @@ def _java_main(args: list[str]) -> str:
     return main
 
 
-def _stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds) of a live process."""
+def _parent(pid: int) -> int:
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return None
-    fields = raw[raw.rindex(")") + 2:].split()  # after the command name, which may hold spaces
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
+        return 0
+    return int(raw[raw.rindex(")") + 2:].split()[1])  # after the command name, which may hold spaces
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -132,19 +131,11 @@ def main() -> int:
     spent: Counter[str] = Counter()
     machine0, start = _machine_cpu(), time.monotonic()
     proc = subprocess.Popen(command)
-    me = os.getpid()
     while True:
         done = proc.poll() is not None
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
-            pid = int(entry)
-            stat = _stat(pid)
-            if stat is None or (pid not in seen and not _descends(pid, proc.pid)):
-                continue
-            ppid, cpu = stat
+        for pid, (_, cpu) in tree_usage(proc.pid).items():  # the command and its descendants
             # classified at every sample: a shell script exec's its JVM under the same pid
-            kind = _kind(_cmdline(pid), _cmdline(ppid))
+            kind = _kind(_cmdline(pid), _cmdline(_parent(pid)))
             if args.threads and "JVM" in kind:
                 for name, tid, tcpu in _threads(pid):
                     spent[f"{kind}: {name}"] += tcpu - threads.get(tid, 0.0)
@@ -184,19 +175,6 @@ def _threads(pid: int) -> list[tuple[str, int, float]]:
         fields = raw[raw.rindex(")") + 2:].split()
         out.append((name, int(tid), (int(fields[11]) + int(fields[12])) / TICK))
     return out
-
-
-def _descends(pid: int, root: int) -> bool:
-    """Whether ``pid`` is ``root`` or one of its descendants (processes started with a new session
-    still have their parent)."""
-    for _ in range(64):
-        if pid == root:
-            return True
-        stat = _stat(pid)
-        if stat is None or stat[0] <= 1:
-            return False
-        pid = stat[0]
-    return False
 
 
 if __name__ == "__main__":
