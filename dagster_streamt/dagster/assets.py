@@ -53,9 +53,6 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
     @dg.multi_asset(name=name or f"{loaded.project.ident}_models", specs=list(specs.values()),
                     check_specs=check_specs, can_subset=True, partitions_def=pdef, backfill_policy=policy)
     def models(context: AssetExecutionContext, spark: SparkResource, run_options: RunOptions) -> Iterator[Any]:
-        from ..checks.execute import execute_test
-        from ..spark.runner import run_models
-
         selected_checks = set(context.selected_asset_check_keys)
         selected = sorted(name_of[k] for k in context.selected_asset_keys if k in name_of)
 
@@ -64,6 +61,8 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
 
         def run_checks(session: Any, model: str, result: ModelResult | None = None,
                        run: "ModelRun | None" = None) -> Iterator[dg.AssetCheckResult]:
+            from ..checks.execute import execute_test
+
             for test in checks_of(model):
                 began = time.monotonic()
                 outcome = execute_test(session, loaded.project, test, run_id=context.run.run_id, progress=result)
@@ -108,6 +107,8 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 todo = [m for m in todo if m not in unchanged]
                 if not todo:
                     return
+            from ..spark.runner import run_models  # the Spark layer is imported once a model needs it
+
             began = time.monotonic()
             with spark.session(loaded.project) as session:
                 times.session = time.monotonic() - began

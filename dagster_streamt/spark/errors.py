@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 from ..jars import sets
-from .conditions import causes
 
 # Connector packages Spark does not bundle, by format, for the `spark.jars.packages` hint (from jars.sets).
 PACKAGE_HINTS: dict[str, str] = {
@@ -52,6 +51,8 @@ def first_meaningful_line(exc: BaseException) -> str:
     line = _meaningful(str(exc) or type(exc).__name__) or type(exc).__name__
     if not line.startswith(_WRAPPERS):
         return line
+    from .conditions import causes  # imports pyspark: not for the Python-only callers of this module
+
     found_causes = [str(c) for c in causes(exc)[1:]]  # pyspark's captured JVM errors keep their cause chain
     # or a printed JVM stack trace names it (pyspark keeps it apart from the message when its debug is off)
     found_causes += _CAUSE.findall(f"{exc}\n{getattr(exc, '_stackTrace', '') or ''}")

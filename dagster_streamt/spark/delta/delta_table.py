@@ -20,16 +20,17 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deltalake.exceptions import DeltaError
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 
 from ...sql.identifiers import delta_path
 from ..storage.store import Loc, open_delta
 from .refresh_record import RefreshRecord, record_from_json, record_json
+
+if TYPE_CHECKING:  # pyspark is imported where Spark runs: a run with nothing new reads commits without it
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,8 @@ class Commit:
 
     def schema(self) -> StructType | None:
         """The table's schema as Spark reads it (with Delta's field metadata: column mapping's names)."""
+        from pyspark.sql.types import StructType
+
         return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
 
 
@@ -175,6 +178,8 @@ def change_since(path: Loc, now: Commit, read: tuple[str, int]) -> Appended | st
 def read_appended(spark: SparkSession, path: Loc, appended: Appended) -> DataFrame:
     """The rows appended after ``appended.after`` up to ``appended.upto``, through Delta's change feed
     (deletion vectors and column mapping applied by Delta), without the feed's own columns."""
+    from pyspark.sql import functions as F
+
     feed = (spark.read.format(DELTA).option("readChangeFeed", "true")
             .option("startingVersion", appended.after + 1).option("endingVersion", appended.upto).load(str(path)))
     return feed.where(F.col("_change_type") == "insert").drop(*_CDF_COLUMNS)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
+from typing import TYPE_CHECKING
 
 from ...spec.models import PartitionedBy
 from ...sql.identifiers import quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 KEY_COLUMN = "streamt_partition"
 # granularity -> (Python key format shared with the Dagster partitions definition, Spark pattern, date_trunc unit)
@@ -45,7 +46,11 @@ def describe(pb: PartitionedBy) -> str:
 
 def key_expr(pb: PartitionedBy) -> Column:
     """The partition key of each row. Time keys are computed in the session time zone, which a
-    partitioned model's session sets to ``partitioned_by.timezone`` (see RunContext.for_model)."""
+    partitioned model's session sets to ``partitioned_by.timezone`` (see RunContext.for_model).
+    pyspark is imported here, not above: the Dagster definitions import this module, and a run that
+    decides from Python that nothing is new must not pay for importing Spark."""
+    from pyspark.sql import functions as F
+
     column = F.col(quote(str(pb.column)))
     if pb.values is not None:
         return column.cast("string")

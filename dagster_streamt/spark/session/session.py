@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 from ...spec.project import Project
+from .. import conditions  # noqa: F401 - Delta's conflicts convert to delta-spark's classes in every session
 from ..errors import SparkSetupError, first_meaningful_line
 from .java import check_java
 from .jvm_archive import with_archive
