@@ -62,9 +62,17 @@ for command in (init, validate, compile_, lineage, diff, plan, run, backfill, st
 def main() -> None:
     """The ``streamt`` console script. Once the command has finished and its output is flushed, the
     process ends at once: tearing down the interpreter (Dagster, pyspark, sqlglot modules and their
-    objects) costs about half a second of every command and has nothing left to do."""
+    objects) costs about half a second of every command and has nothing left to do.
+
+    The cyclic garbage collector runs less often than Python's default (every 50,000 net allocations
+    instead of 700): a command imports Dagster, pyspark and sqlglot, hundreds of thousands of long-lived
+    objects that each collection scanned again; with the default, collections took 0.3 s of a 1.8 s
+    ``streamt run`` that had nothing to do. Reference counting still frees everything that is not a cycle."""
+    import gc
     import os
     import warnings
+
+    gc.set_threshold(50_000, 10, 10)
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     try:
