@@ -12,6 +12,10 @@ In one run of this script, alternating:
    state, then ``streamt run`` again with no new data (the **no-op rerun**), whole processes timed
    from the outside.
 
+All three run the package as users install it: this tree built as a wheel and installed into a new venv
+(``bench_util.installed_streamt``), with its bytecode compiled by pip. ``--checkout`` times the editable
+checkout instead, which under ``PYTHONDONTWRITEBYTECODE`` compiles the package again in every process.
+
 Prints the medians, the ratio no-op / bare (goal: at most 0.2) and no-op / Dagster's floor, every
 process each no-op rerun's tree held (a ``java`` there would be a JVM), and each command's own
 ``time:`` line (where its time went).
@@ -29,7 +33,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_util import copy_project, generate, machine_note, median, reset_state, streamt_cmd, timed_run
+from bench_util import (
+    copy_project,
+    generate,
+    installed_streamt,
+    machine_note,
+    median,
+    reset_state,
+    streamt_cmd,
+    timed_run,
+)
 
 BARE = """
 import sys, time
@@ -75,10 +88,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--orders", type=int, default=50_000)
+    parser.add_argument("--checkout", action="store_true", help="time the editable checkout, not an installed wheel")
     args = parser.parse_args()
     print(machine_note())
-    cmd = streamt_cmd()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.checkout:
+            cmd, python = streamt_cmd(), sys.executable
+        else:
+            bin_ = installed_streamt(Path(tmp) / "venv")
+            cmd, python = [str(bin_ / "streamt")], str(bin_ / "python")
+        print(f"package: {'the checkout' if args.checkout else 'this tree installed from its wheel'} ({cmd[0]})")
         bare_dir = Path(tmp) / "bare"
         bare_dir.mkdir()
         (bare_dir / "stream_project.yml").write_text("project: {name: bare_delta}\n", encoding="utf-8")
@@ -91,16 +110,16 @@ def main() -> None:
         floor_s: list[float] = []
         noop_s: list[float] = []
         first_line = noop_line = ""
-        timed_run([sys.executable, "-c", BARE, str(bare_dir)])  # warm-up: the class archive of this classpath
+        timed_run([python, "-c", BARE, str(bare_dir)], cwd=Path(tmp))  # warm-up: the class archive of this classpath
         for i in range(args.rounds):
-            bare = timed_run([sys.executable, "-c", BARE, str(bare_dir)])
+            bare = timed_run([python, "-c", BARE, str(bare_dir)], cwd=Path(tmp))
             bare_s.append(bare.seconds)
-            floor = timed_run([sys.executable, "-c", DAGSTER, str(instance)])
+            floor = timed_run([python, "-c", DAGSTER, str(instance)], cwd=Path(tmp))
             floor_s.append(floor.seconds)
             reset_state(project)
-            first = timed_run([*cmd, "run", "-p", str(project)], env={"DAGSTER_HOME": ""})
+            first = timed_run([*cmd, "run", "-p", str(project)], env={"DAGSTER_HOME": ""}, cwd=Path(tmp))
             time.sleep(1)
-            noop = timed_run([*cmd, "run", "-p", str(project)], env={"DAGSTER_HOME": ""})
+            noop = timed_run([*cmd, "run", "-p", str(project)], env={"DAGSTER_HOME": ""}, cwd=Path(tmp))
             noop_s.append(noop.seconds)
             first_line, noop_line = time_line(first.stdout), time_line(noop.stdout)
             print(f"round {i + 1}: bare Delta job {bare.seconds:5.1f} s | Dagster's floor {floor.seconds:4.1f} s | "
