@@ -72,10 +72,12 @@ def unchanged_results(context: dg.AssetExecutionContext, loaded: LoadedProject, 
         return True
 
     fresh = unchanged_models(loaded.project, definitions(loaded, engine), order, refresh, standing)
+    if fresh:  # one line for all (each event costs the run a database write); each one's note is in its metadata
+        context.log.info(f"streamt: unchanged since their last run, decided without starting Spark: "
+                         f"{', '.join(fresh)}")
     for name, record in fresh.items():
         result = _result(loaded, name, record)
         emit(result)
-        context.log.info(f"streamt: {name} unchanged: {result.refresh_note}")
         yield dg.MaterializeResult(asset_key=keys.model(name), metadata=_metadata(instance, keys, result, describe))
         for test, evaluation in stood[name]:
             if evaluation is None:
@@ -99,7 +101,6 @@ def definitions(loaded: LoadedProject, engine: str) -> "Definitions":
 def _result(loaded: LoadedProject, name: str, record: Any) -> ModelResult:
     """The model as its Delta log describes it now (the same version its last run left)."""
     from ..spark.delta.delta_table import current_commit
-    from ..spark.run.output import schema_pairs
     from ..spark.storage.paths import ProjectPaths
     from ..spark.storage.warehouse import Warehouse
 
@@ -113,9 +114,8 @@ def _result(loaded: LoadedProject, name: str, record: Any) -> ModelResult:
         location = Warehouse(paths.warehouse, paths.locks).data_dir(name)
         commit = current_commit(location)
         if commit is not None:
-            schema = commit.schema()
             return replace(result, table_rows=commit.rows, delta_version=commit.version, location=str(location),
-                           schema=schema_pairs(schema) if schema is not None else [])
+                           schema=commit.columns())
     return result
 
 

@@ -138,3 +138,24 @@ def test_a_stream_writes_a_delta_table_once_per_record(spark: Any, tmp_project: 
     assert _delta_rs(out, ["order_id", "amount"]) == _spark(spark, out, ["order_id", "amount"]) == [
         (1, 10.0), (2, -5.0), (3, 7.5), (9, 10.0)]
     assert all(h["operation"] == "STREAMING UPDATE" for h in _history(out))
+
+
+def test_columns_read_from_the_log_without_pyspark_are_what_spark_reports(spark: Any, tmp_path: Path) -> None:
+    """A run with nothing new reports each table's columns from its Delta log, without importing pyspark:
+    they must be the pairs Spark's own schema gives, nested and renamed types included."""
+    from dagster_streamt.spark.run.output import schema_pairs
+
+    path = str(tmp_path / "typed")
+    spark.sql("""SELECT CAST(1 AS BIGINT) AS id, CAST(2 AS INT) AS i, CAST(3 AS SMALLINT) AS s, CAST(4 AS TINYINT) AS t,
+                        CAST(1.5 AS DECIMAL(10, 2)) AS d, CAST(1.5 AS FLOAT) AS f, 2.5D AS dbl, true AS b,
+                        X'01' AS bin, DATE'2026-01-01' AS day, TIMESTAMP'2026-01-01 00:00:00' AS ts,
+                        TIMESTAMP_NTZ'2026-01-01 00:00:00' AS ntz, 'x' AS str,
+                        named_struct('a', 1L, 'inner', named_struct('z', array(1.0D))) AS nested,
+                        array(named_struct('k', 'v')) AS items, map('k', array(1)) AS lookup""") \
+        .write.format("delta").save(path)
+    commit = current_commit(Path(path))
+    assert commit is not None
+    schema = commit.schema()
+    assert schema is not None
+    assert commit.columns() == schema_pairs(schema)
+    assert dict(commit.columns())["nested"] == "struct<a:bigint,inner:struct<z:array<double>>>"

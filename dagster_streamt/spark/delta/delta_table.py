@@ -83,6 +83,28 @@ class Commit:
 
         return StructType.fromJson(json.loads(self.schema_json)) if self.schema_json else None
 
+    def columns(self) -> list[tuple[str, str]]:
+        """(column, Spark SQL type) pairs, as :func:`~dagster_streamt.spark.run.output.schema_pairs` gives
+        them for :meth:`schema`, read from the JSON without importing pyspark (a run that decides nothing is
+        new reports each table's columns from its Delta log)."""
+        fields = json.loads(self.schema_json)["fields"] if self.schema_json else []
+        return [(f["name"], _spark_type(f["type"])) for f in fields]
+
+
+# Delta's names of primitive types (PROTOCOL.md, "Schema Serialization Format") that Spark SQL spells otherwise
+_SQL_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+
+
+def _spark_type(t: Any) -> str:
+    """A Delta schema type as Spark's ``DataType.simpleString`` writes it."""
+    if isinstance(t, str):
+        return _SQL_NAMES.get(t, t)
+    if t["type"] == "struct":
+        return "struct<" + ",".join(f"{f['name']}:{_spark_type(f['type'])}" for f in t["fields"]) + ">"
+    if t["type"] == "array":
+        return f"array<{_spark_type(t['elementType'])}>"
+    return f"map<{_spark_type(t['keyType'])},{_spark_type(t['valueType'])}>"
+
 
 def current_commit(path: Loc) -> Commit | None:
     """The table's current version, or None when there is no readable table at ``path``."""
