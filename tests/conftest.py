@@ -4,6 +4,7 @@ turns a feature off for the suite."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import subprocess
@@ -19,6 +20,10 @@ from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 
 from .helpers import S3_BUCKET
+
+# As the `streamt` console script does (cli/main.py): a worker holds Dagster, pyspark and the whole package,
+# and Python's default threshold (700) makes the cyclic collector rescan them thousands of times.
+gc.set_threshold(50_000, 10, 10)
 
 pytest_plugins = ["tests.changed"]  # `pytest --changed`: only the tests a change reaches
 
@@ -218,3 +223,8 @@ def s3_endpoint() -> Iterator[str]:
         proc.terminate()
         proc.wait(timeout=30)
 
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything imported by now lives until the worker ends: out of the collector's sight."""
+    gc.freeze()
