@@ -147,3 +147,27 @@ def test_a_store_that_refuses_the_lock_says_what_to_grant(s3_endpoint: str) -> N
     with pytest.raises(ModelRunError, match=refused + r".*conditional writes"), ObjectLock(missing, model="orders"):
         pass
     assert s3_client(missing.options, "no-such-bucket") is s3_client(missing.options, "no-such-bucket")  # one client
+
+
+def test_a_run_whose_lease_was_taken_over_fails_and_leaves_the_new_holder_alone(lock_path: ObjectPath) -> None:
+    """A holder paused past its ttl loses the lease to another driver: its next renewal finds the object
+    changed, and leaving the lock fails the run (S3 cannot fence its Delta commits) without deleting the
+    other driver's lease."""
+    other = {"host": "another-machine", "pid": 1, "since": "now", "token": "theirs"}
+    taken_over = pytest.raises(ModelRunError, match="taken over by another driver while this run held it")
+    with taken_over, ObjectLock(lock_path, ttl_s=1.5, model="orders_clean") as held:
+        lock_path.write_text(json.dumps(other))  # what the other driver's takeover leaves (delete, then create)
+        deadline = time.monotonic() + 10
+        while not held.lost and time.monotonic() < deadline:  # the next renewal (every ttl/3) finds it
+            time.sleep(0.1)
+        assert held.lost
+    assert _lease(lock_path) == other
+
+    lock_path.unlink()
+    own_error = pytest.raises(RuntimeError, match="the model's own error")  # an error of the run itself stands
+    with own_error, ObjectLock(lock_path, ttl_s=1.5) as held:
+        lock_path.write_text(json.dumps(other))
+        deadline = time.monotonic() + 10
+        while not held.lost and time.monotonic() < deadline:
+            time.sleep(0.1)
+        raise RuntimeError("the model's own error")

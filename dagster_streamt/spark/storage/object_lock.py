@@ -126,6 +126,14 @@ class ObjectLock:
                 log.warning("streamt: the lock %s was not released (%s); it frees itself after %.0f s",
                             self.path, _code(err) or err, self.ttl_s)
         self._etag = None
+        if self.lost and exc_type is None:
+            # S3 has no fencing for Delta's commits: what this run wrote after the takeover may have met the
+            # other driver's writes, so the run must not report success
+            raise ModelRunError(
+                f"the writer lock {self.path} was taken over by another driver while this run held it (its lease "
+                f"was not renewed within {self.ttl_s:.0f} s: a paused process or an unreachable store); what this "
+                "run wrote may interleave with that driver's writes: check the table's history "
+                "(`streamt status --history MODEL`) and run again", self.model)
 
     # -- helpers ------------------------------------------------------------------------------------
     def _client(self) -> Any:
