@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dagster_streamt.cli.main import GC_THRESHOLDS
 from dagster_streamt.spec.loader import load_project
 from dagster_streamt.spec.project import Project
 
@@ -23,7 +24,7 @@ from .helpers import S3_BUCKET
 
 # As the `streamt` console script does (cli/main.py): a worker holds Dagster, pyspark and the whole package,
 # and Python's default threshold (700) makes the cyclic collector rescan them thousands of times.
-gc.set_threshold(50_000, 10, 10)
+gc.set_threshold(*GC_THRESHOLDS)
 
 pytest_plugins = ["tests.changed"]  # `pytest --changed`: only the tests a change reaches
 
@@ -222,7 +223,6 @@ def s3_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

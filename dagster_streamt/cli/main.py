@@ -59,6 +59,10 @@ for command in (init, validate, compile_, lineage, diff, plan, run, backfill, st
     cli.add_command(command)
 
 
+# the cyclic garbage collector's thresholds for a process that imports Dagster and Spark (see main)
+GC_THRESHOLDS = (50_000, 10, 10)
+
+
 def main() -> None:
     """The ``streamt`` console script. Once the command has finished and its output is flushed, the
     process ends at once: tearing down the interpreter (Dagster, pyspark, sqlglot modules and their
@@ -72,7 +76,7 @@ def main() -> None:
     import os
     import warnings
 
-    gc.set_threshold(50_000, 10, 10)
+    gc.set_threshold(*GC_THRESHOLDS)
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     try:
