@@ -49,7 +49,7 @@ SPARK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("tables",),  # batch materializations
     ("streams",),  # Structured Streaming models
     ("sinks",),  # publishing outside the warehouse
-    ("contract_check", "up_to_date", "runner", "server_warmup"),  # running a selection of models
+    ("contract_check", "up_to_date", "new_data", "runner", "server_warmup"),  # running a selection of models
 )
 # third-party engines a room must not import (the lineage CLI and validation stay fast without them)
 NO_ENGINES = {

@@ -22,10 +22,12 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
         if not names:
             return True
 
-    if default_location(loaded.project.root) and _needs_spark(loaded, names, refresh):
+    todo = _needing_spark(loaded, names, refresh)
+    if default_location(loaded.project.root) and todo:
+        from ..spark.new_data import choose_jit
         from ..spark.session.prestart import prestart  # the session is known before Dagster is imported
 
-        prestart(loaded.project)
+        prestart(loaded.project, choose_jit(loaded.project, loaded.compiled, todo, refresh))
     from .dagster_exec import execute, report_failures
 
     outcome = execute(loaded, env, names, {meta.COMMAND_TAG: "run"},
@@ -36,12 +38,13 @@ def materialize(loaded: LoadedProject, env: str | None, names: list[str], refres
     return outcome.success
 
 
-def _needs_spark(loaded: LoadedProject, names: list[str], refresh: list[str]) -> bool:
-    """Whether some model of the run has something new (a run where none has starts no JVM). No
+def _needing_spark(loaded: LoadedProject, names: list[str], refresh: list[str]) -> list[str]:
+    """The models of the run that have something new (a run where none has starts no JVM). No
     Dagster import here: the JVM's start overlaps it."""
     from ..checks.assertions import relations_read
     from ..checks.results import model_tests
     from ..spark.up_to_date import Definitions, unchanged_models
 
     defs = Definitions(loaded.compiled, model_tests(loaded.project.tests), relations_read)  # the default resource's
-    return len(unchanged_models(loaded.project, defs, names, refresh)) < len(names)
+    unchanged = unchanged_models(loaded.project, defs, names, refresh)
+    return [n for n in names if n not in unchanged]

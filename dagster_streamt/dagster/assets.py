@@ -107,10 +107,12 @@ def build_models_asset(loaded: LoadedProject, specs: dict[str, dg.AssetSpec],
                 todo = [m for m in todo if m not in unchanged]
                 if not todo:
                     return
+            from ..spark.new_data import choose_jit
             from ..spark.runner import run_models  # the Spark layer is imported once a model needs it
 
             began = time.monotonic()
-            with spark.session(loaded.project) as session:
+            jit = choose_jit(loaded.project, loaded.compiled, todo, refresh) if todo else None
+            with spark.session(loaded.project, jit=jit) as session:
                 times.session = time.monotonic() - began
                 if not todo:  # check-only execution: test what is stored now
                     for model in sorted({name_of[k.asset_key] for k in context.selected_asset_check_keys}):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
@@ -19,6 +20,8 @@ from pydantic import Field, PrivateAttr
 
 if TYPE_CHECKING:  # imported when used: dagster_pyspark imports pyspark, which `streamt status` never needs
     from dagster_pyspark import LazyPySparkResource, PySparkResource
+
+    from ..spark.session.jit import Jit
 
 _shared_sessions = 0  # > 0 while keep_sessions_alive() is active
 
@@ -231,12 +234,15 @@ class SparkResource(dg.ConfigurableResource):
         return engine_key(self.master, self.remote, self.base_conf, self.conf)
 
     @contextmanager
-    def session(self, project: Any) -> Iterator[Any]:
+    def session(self, project: Any, jit: Jit | None = None) -> Iterator[Any]:
         """A Spark session for one run of ``project``, stopped afterwards unless ``keep_alive`` or this
         process already had an embedded session (a notebook's): that one is reused and left running.
 
         Args:
             project: The loaded project's ``Project``.
+            jit: The compilers of a local driver JVM this call starts (``quick``, ``full``), as the run
+                chose them from what it reads (``dagster_streamt.spark.new_data.choose_jit``); None:
+                the project's ``runtime.spark.jit``, whose ``auto`` is then the JVM's default.
 
         Returns:
             A context manager yielding a ``pyspark.sql.SparkSession`` (classic or Spark Connect).
@@ -250,7 +256,8 @@ class SparkResource(dg.ConfigurableResource):
         from ..spark.session.session import already_running, create_session, stop_session
 
         borrowed = already_running()  # a notebook's or a test session's: not ours to stop
-        spark = create_session(project, self.settings(project))
+        settings = self.settings(project)
+        spark = create_session(project, settings if jit is None else replace(settings, jit=jit))
         ours = not (self.keep_alive or _shared_sessions or borrowed)
         stopped: list[bool] = []
 

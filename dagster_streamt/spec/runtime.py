@@ -73,6 +73,8 @@ class SparkRuntime(Strict):
     connect_server: ConnectServer = Field(default_factory=ConnectServer)
     # local JVMs map a class-data-sharing archive of Spark's classes (a faster start; see spark/session/jvm_archive.py)
     class_archive: bool = True
+    # a local driver's JIT compilers: auto picks C1 alone for a run with little new data (spark/session/jit.py)
+    jit: Literal["auto", "quick", "full"] = "auto"
     # no longer has an effect (the parsed-source cache is gone); still accepted so projects that set it load
     parsed_cache_mb: float = Field(default=64.0, ge=0)
     delta: DeltaRuntime = Field(default_factory=DeltaRuntime)

@@ -55,3 +55,46 @@ def rows(spark: Any, path: str | Path, fmt: str = "parquet", **options: str) -> 
 
 def jsonl(records: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def run_seeing_java(cmd: list[str], env: dict[str, str], timeout: float = 300) -> tuple[int, str, list[str]]:
+    """Run ``cmd``; its exit code, output, and the command lines of the ``java`` processes it started
+    (watched in ``/proc`` while it runs): what a JVM was really started with."""
+    import os
+    import subprocess
+    import tempfile
+    import time
+
+    def descendants(root: int) -> set[int]:
+        parents: dict[int, int] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+        out, grew = {root}, True
+        while grew:
+            more = {p for p, pp in parents.items() if pp in out} - out
+            out |= more
+            grew = bool(more)
+        return out - {root}
+
+    seen: dict[int, str] = {}
+    with tempfile.TemporaryFile("w+") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and time.monotonic() < deadline:
+            for pid in descendants(proc.pid) - set(seen):
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if argv and argv[0].endswith(b"/java"):
+                    seen[pid] = b" ".join(argv).decode(errors="replace")
+            time.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
+        log.seek(0)
+        return code, log.read(), sorted(seen.values())

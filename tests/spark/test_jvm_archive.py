@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,7 +21,7 @@ from dagster_streamt.spark.session.local_memory import local_driver_memory
 from dagster_streamt.spark.session.session_jars import with_delta_conf, with_jars
 
 from ..conftest import write_project
-from ..spark.helpers import jsonl
+from ..spark.helpers import jsonl, run_seeing_java
 
 
 @pytest.fixture
@@ -105,13 +104,16 @@ def test_runs_write_adopt_and_use_the_archive(tmp_path: Path) -> None:
     jars.parent.mkdir(parents=True)  # cache (Delta's, which every table needs) is the machine's
     jars.symlink_to(jar_cache_dir(), target_is_directory=True)
 
-    def run(*extra: str) -> Any:
-        proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(project), *extra],
-                              capture_output=True, text=True, env=env, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc
+    def run(*extra: str) -> list[str]:
+        code, out, javas = run_seeing_java([sys.executable, "-m", "dagster_streamt.cli", "run", "-p", str(project),
+                                            *extra], env)
+        assert code == 0, out
+        return javas
 
-    run()
+    javas = run()
+    # the run's driver, as shipped: C1 alone, the run reads a few bytes of new data (spark/session/jit.py)
+    drivers = [c for c in javas if "SparkSubmit" in c]
+    assert len(drivers) == 1 and "-XX:TieredStopAtLevel=1" in drivers[0], javas
     deadline = time.monotonic() + 240  # the JVM writes it after the CLI has exited
     while time.monotonic() < deadline and not any(
             p.stat().st_size and not jvm_archive._writer_alive(p) for p in folder.glob("*.jsa.tmp")):

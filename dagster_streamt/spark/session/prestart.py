@@ -11,15 +11,18 @@ creates it; the run's own :func:`.session.create_session` then gets the same ses
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from ...spec.project import Project
+from .jit import Jit
 from .settings import SparkSettings
 
 
-def prestart(project: Project) -> threading.Thread | None:
-    """Begin starting the session of ``project``: its embedded JVM, or its own Connect server (see
-    :mod:`.project_server`) and the client; a given ``remote`` or fixed-port server is left alone."""
-    settings = SparkSettings.from_project(project)
+def prestart(project: Project, jit: Jit = "auto") -> threading.Thread | None:
+    """Begin starting the session of ``project``: its embedded JVM (with the compilers ``jit`` chose for
+    the run, see :mod:`.jit`), or its own Connect server (see :mod:`.project_server`) and the client; a
+    given ``remote`` or fixed-port server is left alone."""
+    settings = replace(SparkSettings.from_project(project), jit=jit)
     if settings.mode == "connect":
         return None
 

@@ -16,6 +16,7 @@ from ...spec.project import Project
 from .. import conditions  # noqa: F401 - Delta's conflicts convert to delta-spark's classes in every session
 from ..errors import SparkSetupError, first_meaningful_line
 from .java import check_java
+from .jit import with_jit
 from .jvm_archive import with_archive
 from .settings import SparkSettings, session_conf
 
@@ -54,6 +55,8 @@ def _embedded(settings: SparkSettings, conf: Mapping[str, str]) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if settings.mode == "local" and settings.class_archive:  # a faster JVM start and first query
         conf = with_archive(conf)
+    if settings.mode == "local":  # C1 alone for a run with little new data (see .jit)
+        conf = with_jit(conf, settings.jit)
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name or "streamt")
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -17,6 +17,7 @@ from ...jars.sets import JarsUnavailable
 from ...spec.models import ConnectServer
 from ...spec.project import Project
 from ..storage.paths import ProjectPaths
+from .jit import Jit
 from .local_memory import NO_UI_RETENTION, local_driver_memory
 from .session_jars import session_jars
 
@@ -49,12 +50,14 @@ class SparkSettings:
     conf: Mapping[str, str] = field(default_factory=dict)
     connect_server: ConnectServer = field(default_factory=ConnectServer)
     class_archive: bool = True
+    jit: Jit = "auto"  # a local driver's compilers (see .jit): a run resolves auto from what it reads
 
     @classmethod
     def from_project(cls, project: Project, **overrides: Any) -> SparkSettings:
         rt = project.runtime.spark
         base = cls(master=rt.master, remote=rt.remote, app_name=rt.app_name or f"streamt-{project.name}",
-                   conf=dict(rt.conf), connect_server=rt.connect_server, class_archive=rt.class_archive)
+                   conf=dict(rt.conf), connect_server=rt.connect_server, class_archive=rt.class_archive,
+                   jit=rt.jit)
         given = {k: v for k, v in overrides.items() if v is not None}
         if "conf" in given:  # merged over the project's conf, not replacing it
             given["conf"] = {**base.conf, **{str(k): str(v) for k, v in given["conf"].items()}}
