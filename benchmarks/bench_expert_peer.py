@@ -1,12 +1,14 @@
 """``streamt run`` against the peer pipeline hand-written incrementally by an expert (issue 39).
 
-The anchor is ``handwritten_incremental.py``: ``availableNow`` queries with checkpoints, ``foreachBatch``
-``MERGE`` for the aggregates, Delta tables (``--defaults``: Delta's and Spark's default session; by
-default tuned as the package's local sessions are). Per round, from fresh state on a fresh (hard-linked)
-copy of the shared peer data, the two sides alternate (streamt first in odd rounds): a full run each,
-then one more orders file (+1 %), then a rerun each. After every pair of runs both sides' four tables
-(rows and sum of the amount column, read with delta-rs) must be equal; a difference is printed and the
-script exits 1. Each run is a whole process (``reap.py`` waits for the JVM), timed from the outside.
+The anchor is ``handwritten_incremental.py``: ``availableNow`` queries with checkpoints,
+``foreachBatch`` ``MERGE`` for the aggregates, Delta tables (``--defaults``: Delta's and Spark's default
+session; by default tuned as the package's local sessions are; ``--expert-quick-jit``: its +1 % rerun
+also with the JVM's C1 compiler alone, as streamt's local runs with little new data choose). Per round,
+from fresh state on a fresh (hard-linked) copy of the shared peer data, the two sides alternate (streamt
+first in odd rounds): a full run each, then one more orders file (+1 %), then a rerun each. After every
+pair of runs both sides' four tables (rows and sum of the amount column, read with delta-rs) must be
+equal; a difference is printed and the script exits 1. Each run is a whole process (``reap.py`` waits
+for the JVM), timed from the outside.
 Goals: our +1 % rerun <= 0.5x theirs, our full run <= 1.0x theirs.
 
 ``--scale 2000000,8000000``: the cost of the same new orders on bases of different sizes, ours only:
@@ -39,8 +41,8 @@ def time_line(stdout: str) -> str:
 
 
 class Sides:
-    def __init__(self, peer: Path, work: Path, tuned: bool) -> None:
-        self.peer, self.work, self.tuned = peer, work, tuned
+    def __init__(self, peer: Path, work: Path, tuned: bool, expert_quick_jit: bool = False) -> None:
+        self.peer, self.work, self.tuned, self.expert_quick_jit = peer, work, tuned, expert_quick_jit
 
     def project(self, data: Path, name: str) -> Path:
         project = self.work / name
@@ -53,8 +55,11 @@ class Sides:
         run = timed([*streamt_cmd(), "run", "-p", str(project)], self.peer, project.parent, server_env(), label)
         return run, fingerprint(streamt_outputs(project))
 
-    def theirs(self, data: Path, out: Path, label: str) -> tuple[Run, dict[str, tuple[int, float]]]:
+    def theirs(self, data: Path, out: Path, label: str,
+               increment: bool = False) -> tuple[Run, dict[str, tuple[int, float]]]:
         tuned = ["--tuned"] if self.tuned else []
+        if increment and self.expert_quick_jit:
+            tuned.append("--quick-jit")
         cmd = [sys.executable, str(EXPERT), "--data", str(data), "--out", str(out), *tuned]
         run = timed(cmd, self.peer, out.parent, dict(os.environ), label)
         return run, fingerprint({n: out / n for n in OUTPUTS})
@@ -83,7 +88,7 @@ def head_to_head(sides: Sides, data: PeerData, rounds: int) -> None:
             got = {}
             for side in order:
                 run, tables = (sides.ours(project, f"streamt {phase}") if side == "ours"
-                               else sides.theirs(copy, out / "o", f"expert {phase}"))
+                               else sides.theirs(copy, out / "o", f"expert {phase}", increment=phase == "+1 %"))
                 got[side] = (run, tables)
                 note = f"  {time_line(run.stdout)}" if side == "ours" else ""
                 print(f"round {i} {phase:5} {'streamt run' if side == 'ours' else 'hand-written':13} "
@@ -121,13 +126,15 @@ def main() -> None:
     ap.add_argument("--customers", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--defaults", action="store_true", help="the hand-written side on Delta's and Spark's defaults")
+    ap.add_argument("--expert-quick-jit", action="store_true",
+                    help="the hand-written +1 %% rerun with the JVM's C1 compiler alone, as streamt's small runs")
     ap.add_argument("--scale", default=None, metavar="N,M", help="base sizes for the cost-of-new-data comparison")
     ap.add_argument("--new", type=int, default=20_000, help="new orders added in --scale")
     args = ap.parse_args()
     print(machine_note())
     peer = peer_dir()
     with tempfile.TemporaryDirectory(prefix="expert-peer-") as tmp:
-        sides = Sides(peer, Path(tmp), tuned=not args.defaults)
+        sides = Sides(peer, Path(tmp), tuned=not args.defaults, expert_quick_jit=args.expert_quick_jit)
         if args.scale:
             scale(sides, peer, sorted(int(s) for s in args.scale.split(",")), args.new, args.customers)
         else:

@@ -24,9 +24,10 @@ Delta's ``txnAppId``/``txnVersion`` session settings. The benchmark kills nothin
 The first run builds everything (every query starts from the beginning); later runs read only the new
 files and versions. ``--tuned`` sets the session as the package's local sessions are (one Delta
 snapshot partition per core, a quarter of the machine's memory for the driver); without it, Delta's
-and Spark's defaults. Delta's jars come from the same cache as ``handwritten_delta.py``'s.
+and Spark's defaults. ``--quick-jit`` starts the JVM with its C1 compiler alone, as streamt's local runs
+with little new data do. Delta's jars come from the same cache as ``handwritten_delta.py``'s.
 
-Usage: python handwritten_incremental.py --data DIR --out DIR [--tuned]
+Usage: python handwritten_incremental.py --data DIR --out DIR [--tuned] [--quick-jit]
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 
-def session(tuned: bool) -> SparkSession:
+def session(tuned: bool, quick_jit: bool = False) -> SparkSession:
     builder = (SparkSession.builder.master("local[2]").appName("bench-handwritten-incremental")
                .config("spark.jars", ",".join(delta_jars()))
                .config("spark.sql.extensions", EXTENSION).config("spark.sql.catalog.spark_catalog", CATALOG)
@@ -50,6 +51,9 @@ def session(tuned: bool) -> SparkSession:
         memory_gb = max(1, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 // 2**30)
         builder = (builder.config("spark.databricks.delta.snapshotPartitions", str(os.cpu_count() or 2))
                    .config("spark.driver.memory", f"{memory_gb}g"))
+    if quick_jit:  # the JVM's C1 compiler alone, as streamt's local runs with little new data (spark/session/jit.py)
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -136,9 +140,10 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tuned", action="store_true", help="session settings as the package's local sessions")
+    ap.add_argument("--quick-jit", action="store_true", help="the JVM's C1 compiler alone (for a small increment)")
     a = ap.parse_args()
     t0 = time.time()
-    spark = session(a.tuned)
+    spark = session(a.tuned, a.quick_jit)
     t1 = time.time()
     run(spark, os.path.abspath(a.data), os.path.abspath(a.out))
     t2 = time.time()

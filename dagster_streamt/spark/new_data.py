@@ -12,7 +12,8 @@ from urllib.parse import unquote, urlparse
 from ..compile.compiled import CompiledProject
 from ..spec.project import Project
 from .delta.delta_table import current_commit
-from .delta.input_files import Snapshot, python_snapshot
+from .delta.input_files import Snapshot, appended, python_snapshot
+from .delta.refresh_record import input_key
 from .session.jit import Jit
 from .storage.paths import ProjectPaths
 from .storage.store import Loc
@@ -58,35 +59,45 @@ def new_input_bytes(project: Project, compiled: CompiledProject, names: Iterable
     total = 0
     for name in names:
         sources, tables = _inputs(compiled, name)
-        read = _files_read(project, paths, warehouse, name, sources) if name not in full_refresh else None
+        snapshots = {source: listing(source) for source in sorted(sources)}
+        if any(snapshot is None for snapshot in snapshots.values()):
+            return None
+        known = {k: v for k, v in snapshots.items() if v is not None}
+        read = _files_read(project, paths, warehouse, name, known) if name not in full_refresh else None
         if read is None:  # the model reads its inputs in full: its upstream tables as they are now too
             read = {}
             for table in sorted(tables):
                 commit = current_commit(warehouse.data_dir(table))
                 total += sum(int(size) for size in commit.files.values()) if commit is not None else 0
-        for source in sorted(sources):
-            snapshot = listing(source)
-            if snapshot is None:
-                return None
-            seen = read.get(f"source:{source}") or ()
+        for source, snapshot in known.items():
+            seen = read.get(source) or ()
             total += sum(fp[0] for path, fp in snapshot.files.items() if path not in seen)
     return total
 
 
 def _files_read(project: Project, paths: ProjectPaths, warehouse: Warehouse, name: str,
-                sources: Iterable[str]) -> Mapping[str, Collection[str]] | None:
-    """Per ``source:<name>``, the files a model has read already, when it reads only new ones: a stream's
-    from its checkpoint's file-source log, an incremental table's from its refresh record (in its Delta
-    log); None when the model reads its inputs in full (no state yet, recomputed, partitioned)."""
+                sources: Mapping[str, Snapshot]) -> Mapping[str, Collection[str]] | None:
+    """Per source (of ``sources``: their listings now), the files a model has read already, when it reads
+    only new ones: a stream's from its checkpoint's file-source log, an incremental table's from its
+    refresh record (in its Delta log); None when the model reads its inputs in full (no state yet,
+    recomputed, partitioned, or a table with a file of its record rewritten or gone, which it rebuilds)."""
     model = project.models[name]
     if model.partitioned_by is not None:
         return None
     if (model.materialized or "table") == "stream":
         files = _checkpoint_files(paths.checkpoint(name))
-        return {f"source:{s}": files for s in sources} if files else None
+        return {source: files for source in sources} if files else None
     commit = current_commit(warehouse.data_dir(name))
     record = commit.record if commit is not None else None
-    return record.inputs if record is not None and record.kind in _INCREMENTAL else None
+    if record is None or record.kind not in _INCREMENTAL:
+        return None
+    out: dict[str, Collection[str]] = {}
+    for source, snapshot in sources.items():
+        before = record.inputs.get(input_key("source", source), {})
+        if appended(before, snapshot) is None:
+            return None
+        out[source] = before.keys()
+    return out
 
 
 def _checkpoint_files(checkpoint: Loc) -> set[str]:

@@ -21,6 +21,7 @@ MODELS = [
     {"name": "joined", "materialized": "table",
      "sql": 'SELECT c.id, p.k FROM {{ ref("clean") }} c JOIN {{ ref("picked") }} p ON c.k = p.k'},
     {"name": "counts", "materialized": "table", "sql": 'SELECT k, count(*) AS n FROM {{ ref("clean") }} GROUP BY k'},
+    {"name": "kept", "materialized": "table", "sql": 'SELECT id FROM {{ source("raw") }} WHERE id > 10'},
 ]
 
 
@@ -43,10 +44,10 @@ def size(root: Path, *rels: str) -> int:
 def test_a_first_run_counts_every_file_each_model_reads(tmp_path: Path) -> None:
     root = project_dir(tmp_path)
     loaded = load(root)
-    names = ["clean", "joined", "counts"]
+    names = ["clean", "joined", "counts", "kept"]
     # no table yet: each model reads its sources in full (joined: the dimension through the view), and its
     # upstream tables as they are (none yet: what clean reads is counted once, at clean)
-    want = size(root, "in/a.json") + size(root, "dim/d.json")
+    want = size(root, "in/a.json") + size(root, "dim/d.json") + size(root, "in/a.json")  # clean, joined, kept
     assert new_input_bytes(loaded.project, loaded.compiled, names) == want
     assert choose_jit(loaded.project, loaded.compiled, names) == "quick"
     big = root / "in" / "big.json"
@@ -80,15 +81,16 @@ def test_an_input_python_cannot_list_leaves_the_jvm_default(tmp_path: Path) -> N
 def test_a_rerun_counts_only_the_files_not_read_yet(spark: Any, tmp_path: Path) -> None:
     root = project_dir(tmp_path)
     loaded = load(root)
-    names = ["clean", "joined", "counts"]
+    names = ["clean", "joined", "counts", "kept"]
     assert all(r.ok for r in run(spark, loaded.project).values())
     dim = size(root, "dim/d.json")  # joined reads the dimension through the view each run: no record lists it
     assert new_input_bytes(loaded.project, loaded.compiled, names) == dim
     (root / "in" / "b.json").write_text(jsonl({"id": i, "k": "k1"} for i in range(100, 120)))
     new = size(root, "in/b.json")
-    # the stream clean reads the new file only (its checkpoint lists the files read); the tables joined and
-    # counts read clean's new rows (a table: its rows come from files counted where they are read)
-    assert new_input_bytes(loaded.project, loaded.compiled, names) == new + dim
+    # the stream clean and the table kept read the new file only (clean's checkpoint and kept's refresh record
+    # list the files read); joined and counts read clean's new rows (a table: its rows come from files counted
+    # where they are read)
+    assert new_input_bytes(loaded.project, loaded.compiled, names) == 2 * new + dim
     # a model refreshed in full reads its upstream table in full: clean's Parquet files, as delta-rs lists them
     from deltalake import DeltaTable
 
@@ -97,4 +99,7 @@ def test_a_rerun_counts_only_the_files_not_read_yet(spark: Any, tmp_path: Path) 
     actions = DeltaTable(str(Warehouse.for_project(loaded.project).data_dir("clean"))).get_add_actions(flatten=True)
     clean = sum(actions.column("size_bytes").to_pylist())
     assert clean > 0
-    assert new_input_bytes(loaded.project, loaded.compiled, names, ["counts"]) == new + dim + clean
+    assert new_input_bytes(loaded.project, loaded.compiled, names, ["counts"]) == 2 * new + dim + clean
+    # a file read before, rewritten: kept rebuilds from every file (a stream reads only paths it has not read)
+    (root / "in" / "a.json").write_text(jsonl({"id": i, "k": "k2"} for i in range(1, 70)))
+    assert new_input_bytes(loaded.project, loaded.compiled, names) == new + dim + size(root, "in/a.json", "in/b.json")
