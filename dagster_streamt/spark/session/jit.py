@@ -6,9 +6,9 @@ hot loops; a run that reads a few megabytes of new data lives some 15 seconds, a
 machine C2's compiler thread then competes with the task threads for the cores, while the methods
 wait in C1's slower counting code. With C1 alone (``-XX:TieredStopAtLevel=1``: its fully optimized
 code, no counting, no C2), measured on 2 cores with the peer pipeline
-(``benchmarks/bench_jit.py``): the rerun after +1 % orders took 0.73x the wall time and 0.59x the CPU,
-and a first run over 200,000 orders 0.72x; the first run over 2 M orders (227 MB of JSON) took
-1.17x, as its JSON parsing loops are what C2 is for.
+(``benchmarks/bench_jit.py --modes quick,full``): the rerun after +1 % orders took 0.75x the wall time
+and 0.61x the CPU, a first run over 200,000 orders (23 MB of JSON) 0.74x, over 600,000 (68 MB)
+0.83x; a first run over 2 M orders (227 MB) took 1.23x, as its JSON parsing loops are what C2 is for.
 
 So a local run decides before its JVM starts (``runtime.spark.jit: auto``, the default): ``quick``
 (C1 only) when the data its models read anew is known to Python and small, else ``full`` (the JVM's
