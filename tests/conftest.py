@@ -228,26 +228,3 @@ def s3_endpoint() -> Iterator[str]:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Everything imported by now lives until the worker ends: out of the collector's sight."""
     gc.freeze()
-
-
-# Test files whose tests start their own processes (brokers, servers, clusters, browsers, `streamt run`s)
-# run for one to three minutes each. The suite's two workers take test files from one queue
-# (`--dist loadfile`), and a file given out last decides when the suite ends: such files go first and
-# the many short files fill the gaps at the end (longest first, the classic rule for two machines).
-# `--no-loadscope-reorder` (addopts) keeps this order: xdist's default sorts files by their number of
-# tests, which put the one-test browser file and the two-test cluster file last.
-HEAVY_MARKS = ("slow", "browser", "kafka")
-
-
-@pytest.hookimpl(trylast=True)  # after --changed (tests/changed.py) deselected what a change does not reach
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    def weight(item: pytest.Item) -> int:
-        if any(item.get_closest_marker(m) for m in HEAVY_MARKS):
-            return 0
-        return 1 if item.get_closest_marker("spark") else 2
-
-    group: dict[str, int] = {}
-    for item in items:
-        file = str(item.fspath)
-        group[file] = min(group.get(file, 2), weight(item))
-    items.sort(key=lambda item: group[str(item.fspath)])  # stable: each file's tests keep their order
