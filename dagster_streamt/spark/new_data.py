@@ -22,8 +22,8 @@ from .storage.warehouse import Warehouse
 log = logging.getLogger(__name__)
 
 # the new data up to which C1 alone is faster: measured on 2 cores, a first run over 600,000 orders (68 MB of
-# JSON) took 0.86x with it, over 2 M orders (227 MB) 1.17x (benchmarks/bench_jit.py); more cores leave C2 a
-# core of its own, so the bound stays below the crossing
+# JSON) took 0.83x with it, over 2 M orders (227 MB) 1.23x (benchmarks/bench_jit.py --modes quick,full); more
+# cores leave C2 a core of its own, so the bound stays below the crossing
 QUICK_BYTES = 64 * 2**20
 _INCREMENTAL = ("append", "aggregate")  # refresh kinds that read only what their inputs appended
 
@@ -45,8 +45,8 @@ def choose_jit(project: Project, compiled: CompiledProject, names: Iterable[str]
 
 def new_input_bytes(project: Project, compiled: CompiledProject, names: Iterable[str],
                     full_refresh: Collection[str] = ()) -> int | None:
-    """The bytes of source files the models ``names`` read anew (see the module docstring); None when a
-    source is not a set of local files Python lists (Kafka, an object store, globs)."""
+    """The bytes of the files the models ``names`` read anew (what counts: :mod:`.session.jit`); None when a
+    source is not a set of local files Python lists (a Kafka broker, an object store, globs)."""
     paths = ProjectPaths.from_project(project)
     warehouse = Warehouse(paths.warehouse, paths.locks)
     listings: dict[str, Snapshot | None] = {}

@@ -12,14 +12,14 @@ and 0.61x the CPU, a first run over 200,000 orders (23 MB of JSON) 0.74x, over 6
 
 So a local run decides before its JVM starts (``runtime.spark.jit: auto``, the default): ``quick``
 (C1 only) when the data its models read anew is known to Python and small, else ``full`` (the JVM's
-default); :mod:`..new_data` decides. The estimate is the size of the
-source files a model has not read yet, by the files its last refresh read (a table's refresh record
-in its Delta log, a stream's checkpoint); for a model without one, recomputed or refreshed in full,
-all the files of its sources and the Parquet files of the upstream tables it reads: file listings
-and logs, no Spark. A file read again each run (a dimension joined through a view, which no record
-lists) counts each time; the rows an incremental model reads from an upstream table do not: they
-come from source files counted where they are read. The choice changes how fast the code runs, never
-what it computes. The project's Connect server, which serves run after run, always uses the
+default); :mod:`..new_data` decides. The estimate is the size of the source files a model has not
+read yet, by the files its last refresh read (a table's refresh record in its Delta log, a stream's
+checkpoint); for a model without one, recomputed, refreshed in full or with a recorded file
+rewritten, all the files of its sources and the Parquet files of the upstream tables it reads: file
+listings and logs, no Spark. A file read again each run (a dimension joined through a view, which no
+record lists) counts each time; the rows an incremental model reads from an upstream table do not:
+they come from source files counted where they are read. The choice changes how fast the code runs,
+never what it computes. The project's Connect server, which serves run after run, always uses the
 default, and so does a driver whose ``spark.driver.extraJavaOptions`` already chooses a compiler.
 """
 
