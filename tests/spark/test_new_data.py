@@ -103,3 +103,13 @@ def test_a_rerun_counts_only_the_files_not_read_yet(spark: Any, tmp_path: Path) 
     # a file read before, rewritten: kept rebuilds from every file (a stream reads only paths it has not read)
     (root / "in" / "a.json").write_text(jsonl({"id": i, "k": "k2"} for i in range(1, 70)))
     assert new_input_bytes(loaded.project, loaded.compiled, names) == new + dim + size(root, "in/a.json", "in/b.json")
+
+
+def test_the_jit_options_examples_run() -> None:
+    """with_jit's examples: C1 alone with the tiered code cache, a compiler the user chose left alone."""
+    import doctest
+
+    from dagster_streamt.spark.session import jit
+
+    failed, tried = doctest.testmod(jit, raise_on_error=False)
+    assert failed == 0 and tried >= 3
