@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
+from .jvm_archive import JAVA_OPTIONS
+
 Jit = Literal["auto", "quick", "full"]
-JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 QUICK_OPTION = "-XX:TieredStopAtLevel=1"
 # With C1 alone HotSpot reserves 48 MB for compiled code instead of 240 MB, and stops compiling for good
 # once that is full (a long run of many queries filled it within minutes): the tiered default's size.
