@@ -91,7 +91,9 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
     ``deltas``: (kind, name) -> a source's files or a table's appended versions: that input reads only
     those (an incremental refresh)."""
     if deltas:
-        return _render(ctx, model, mode, template, frozenset(), (), deltas=deltas)[0]
+        rendered = _render(ctx, model, mode, template, frozenset(), (), deltas=deltas)[0]
+        capture = _capturable(ctx, rendered) if whole else frozenset()
+        return _render(ctx, model, mode, template, frozenset(), (), capture, deltas)[0] if capture else rendered
     rendered, translation = _render(ctx, model, mode, template, frozenset(), ())
     if mode != "stream":
         if whole:
@@ -108,11 +110,12 @@ def render(ctx: RunContext, model: Model, mode: Mode, template: str | None = Non
 
 
 def _capturable(ctx: RunContext, rendered: Rendered) -> frozenset[str]:
-    """Batch file sources (json/csv) the query reads whole: the scan counts their rows."""
+    """Batch file sources (json/csv) the query reads whole (all of their files): the scan counts their
+    rows, instead of a count of its own before the model's action."""
     whole = whole_scans(rendered.sql)
     return frozenset(
         i.name for i in rendered.inputs
-        if i.kind == "source" and i.mode == "batch" and i.view in whole
+        if i.kind == "source" and i.mode == "batch" and not i.files and i.view in whole
         and ctx.project.sources[i.name].resolved_format in PERMISSIVE
         and ctx.project.sources[i.name].resolved_format in FILE_FORMATS)
 

@@ -216,7 +216,8 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
                  refresh: Refresh, current: Commit, start: float) -> ModelResult | None:
     """Append the rows of the appended files, or merge their aggregation into the state; None when
     their rows do not fit the stored table (a full rebuild follows)."""
-    rendered = render(ctx, model, "batch", deltas=refresh.deltas)
+    # an append or upsert writes every row of the query once: the sources it reads whole count as it goes
+    rendered = render(ctx, model, "batch", whole=refresh.mode != "merge", deltas=refresh.deltas)
     registered = register(ctx, rendered)
     schema = _schema(current)
     record = given.record
