@@ -118,6 +118,31 @@ def test_appended_files_refresh_every_shape_exactly(spark: Any, tmp_project: Any
     assert sorted(r["raw_record"] for r in quarantine) == ["{also not json", "{not json"]
 
 
+def test_an_append_counts_the_source_it_reads_whole_with_its_own_scan(spark: Any, tmp_project: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An increment joining the new files of one source with all of another counts the other's rows as
+    its write reads them (no count job of its own), and still reports them when the join never reads
+    that side (no valid row in the new file: Spark may skip it) ."""
+    models = [{"name": "tiers", "sql": 'SELECT o.order_id, c.tier FROM {{ source("orders_raw") }} o '
+                                       'JOIN {{ source("customers_raw") }} c ON o.customer = c.customer'}]
+    project = shop(tmp_project, models=models)
+    assert run(spark, project)["tiers"].input_rows == len(FIRST) + len(CUSTOMERS)  # valid records, customers
+    add_orders(project, "part-2.json", SECOND)
+    frame = type(spark.range(1))
+    counts: list[str] = []
+    count = frame.count
+    monkeypatch.setattr(frame, "count", lambda df: counts.append("count") or count(df))
+    second = run(spark, project)["tiers"]
+    monkeypatch.undo()
+    assert (second.refresh, second.rows_written, second.input_rows) == ("append", 4, 4 + len(CUSTOMERS))
+    assert counts == []  # the customers were counted by the write's own scan
+    add_orders(project, "part-3.json", [], "{only a broken record\n")
+    third = run(spark, project)["tiers"]
+    assert (third.refresh, third.rows_written, third.input_rows, third.quarantined_rows) == \
+        ("append", 0, len(CUSTOMERS), 2), third
+    assert len(table(spark, project, "tiers")) == 3 + 4  # zed has no tier
+
+
 def test_a_table_input_is_followed_through_its_delta_log_with_deletion_vectors_and_column_mapping(
         spark: Any, tmp_project: Any) -> None:
     """An upstream table with deletion vectors and column mapping on (stored under physical column names,
