@@ -122,7 +122,7 @@ def test_an_append_counts_the_source_it_reads_whole_with_its_own_scan(spark: Any
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """An increment joining the new files of one source with all of another counts the other's rows as
     its write reads them (no count job of its own), and still reports them when the join never reads
-    that side (no valid row in the new file: Spark may skip it) ."""
+    that side (no valid row in the new file: Spark may skip it)."""
     models = [{"name": "tiers", "sql": 'SELECT o.order_id, c.tier FROM {{ source("orders_raw") }} o '
                                        'JOIN {{ source("customers_raw") }} c ON o.customer = c.customer'}]
     project = shop(tmp_project, models=models)
