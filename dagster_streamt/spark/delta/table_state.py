@@ -205,8 +205,6 @@ class Merge:
         seen = self.ctx.spark.read.format(DELTA).option("versionAsOf", self.versions[SET]).load(str(self.tables.set))
         mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
         cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
-        # (computed whole, no emptiness check first: a partial read of the delta would fill its row-count
-        # observation with part of the count)
         new = kept(mine.join(seen, cond, "left_anti"), self.ctx.observed)
         _save(new, self.tables.set, "append", self.ctx.observed)
         return new
