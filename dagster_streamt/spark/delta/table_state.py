@@ -129,15 +129,6 @@ def stage(df: DataFrame, path: str, observed: ObservedViews | None = None) -> Da
     return df.sparkSession.read.parquet(path)
 
 
-def kept(df: DataFrame, observed: ObservedViews) -> DataFrame:
-    """``df`` computed now and kept in Spark's block manager (``localCheckpoint``): the plans that read
-    it next (a commit, the rows computed from it) reuse its rows instead of computing them again.
-    ``observed``: the run's observed views, which keep the metrics of those it read."""
-    out = df.localCheckpoint(eager=True)
-    observed.collect(df)
-    return out
-
-
 def _save(df: DataFrame, path: Loc, mode: str, observed: ObservedViews) -> None:
     writer = df.write.format(DELTA).mode(mode)
     if mode == "overwrite":
@@ -200,12 +191,14 @@ class Merge:
 
     def _new_pairs(self) -> DataFrame:
         """Append the delta's pairs not in the set yet (one Delta commit, empty when they are all known);
-        those pairs, computed once (:func:`kept`) for the commit and the tallies."""
+        those pairs. The set is read at its recorded version, so the pairs are the same each time the
+        plan is computed: the tallies compute them again rather than staging them."""
         state = self.state
         seen = self.ctx.spark.read.format(DELTA).option("versionAsOf", self.versions[SET]).load(str(self.tables.set))
         mine = pairs(state, self.delta)  # unique already: the partial rows are grouped by keys and values
         cond = reduce(lambda a, b: a & b, (mine[c].eqNullSafe(seen[c]) for c in (*state.keys, *state.distinct)))
-        new = kept(mine.join(seen, cond, "left_anti"), self.ctx.observed)
+        new = mine.join(seen, cond, "left_anti")
+        # (no emptiness check first: a partial read of the delta would fill its row-count observation)
         _save(new, self.tables.set, "append", self.ctx.observed)
         return new
 
@@ -226,24 +219,19 @@ class Merge:
             *keys, *[typed_null(v.name) for v in state.values], *[_q(t.name) for t in state.tallies])
         return compacted(state, values.select(*keys, *[_q(v.name) for v in state.values], *nulls).unionByName(tallies))
 
-    def apply(self, compact: bool) -> tuple[dict[str, int], DataFrame]:
+    def apply(self, compact: bool) -> dict[str, int]:
         """Extend the set (first: the tallies need its new pairs), then commit the changed groups: one
         append commit; ``compact``: the stored groups and the changed ones combined per group, as one
         overwrite commit instead (Delta's ``MERGE`` of the changed groups would rewrite every file a
         changed group lives in, which for a state spread by hash is all of them, and its join to find
-        those files cost 10-20 s on the peer pipeline). The tables' new versions, and the merged state
-        one row per group (what the model's rows are computed from): the recorded state and the changes,
-        computed once (:func:`kept`), so the state's new version is not read back (a Delta read of it
-        would reconstruct its log's state first)."""
+        those files cost 10-20 s on the peer pipeline). The tables' new versions."""
         state, old = self.state, self.old
         changes = self._changes()
-        changes = kept(changes.select(*[F.col(_ident(c)).cast(old.schema[c].dataType).alias(c) for c in old.columns]),
-                       self.ctx.observed)
-        merged = compacted(state, old.unionByName(changes))
+        changes = changes.select(*[F.col(_ident(c)).cast(old.schema[c].dataType).alias(c) for c in old.columns])
         if compact:
-            _save(merged, self.tables.state, "overwrite", self.ctx.observed)
+            _save(compacted(state, old.unionByName(changes)), self.tables.state, "overwrite", self.ctx.observed)
         else:
             _save(changes, self.tables.state, "append", self.ctx.observed)
         found = self.tables.versions(bool(state.distinct))
         assert found is not None
-        return found, merged
+        return found

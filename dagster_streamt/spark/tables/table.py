@@ -35,6 +35,7 @@ from ..delta.table_state import (
     Merge,
     StateTables,
     build_state,
+    compacted,
     final_frame,
     read_state,
     same_columns,
@@ -247,8 +248,8 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
             merged = Merge(ctx, state, tables, dict(record.states), delta)
             if not merged.fits():
                 return None
-            states, state_rows = merged.apply(compact=(record.refreshes + 1) % STATE_COMPACT_EVERY == 0)
-            rows_now = final_frame(ctx, state, state_rows, schema.names)
+            states = merged.apply(compact=(record.refreshes + 1) % STATE_COMPACT_EVERY == 0)
+            rows_now = final_frame(ctx, state, compacted(state, read_state(ctx, tables, states[STATE])), schema.names)
             commit, rows = _write_counted(ctx, model, rows_now, "overwrite", _record(given, plan.kind, False, states),
                                           _key(ctx, model, base, schema.names))
         size = rows if rows is not None else commit.rows if commit is not None else None
