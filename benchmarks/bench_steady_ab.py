@@ -12,6 +12,12 @@ sums, else the script fails.
 
     flock /tmp/spark.lock python3 benchmarks/bench_steady_ab.py --base HEAD            # uncommitted change
     flock /tmp/spark.lock python3 benchmarks/bench_steady_ab.py --base 314ab68 --rounds 10
+    flock /tmp/spark.lock python3 benchmarks/bench_steady_ab.py --base HEAD --one-shot  # `streamt run`'s default
+
+``--one-shot``: the same +1 % rerun in a fresh JVM each round (the default of ``streamt run``, no
+server), each side from its own saved state: after the full run and one more orders file, each side's
+project folder is kept, and put back before each of its reruns, so every round repeats the very same
+rerun. CPU is the whole process tree's (through ``reap.py``: the JVM included).
 
 Data: ``peer_data.cached_data`` (``--orders``, default 2,000,000, as ``bench_peers.py``).
 """
@@ -76,6 +82,24 @@ class Side:
         state = json.loads((self.project / ".streamt" / "connect-server" / "server.json").read_text())
         self.server = int(state["pid"])
 
+    def one_shot(self, peer: Path, saved: Path) -> str:
+        """Put the saved state back, then one ``streamt run`` and its JVM (``reap.py`` waits for both)."""
+        shutil.rmtree(self.project)
+        shutil.copytree(saved, self.project, symlinks=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, str(peer / "reap.py"), sys.executable, "-m", "dagster_streamt.cli",
+                               "run", "-p", str(self.project)], cwd=self.project.parent, env=self.env(),
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            raise SystemExit(f"{self.name}: streamt run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        self.walls.append(wall)
+        self.client_cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        models = ", ".join(f"{m} {v['seconds']}" for m, v in parse_summary(proc.stdout).items())
+        return f"{self.name:5} {wall:5.1f} s ({models})"
+
     def rerun(self, record: bool) -> str:
         cpu_before = proc_cpu(self.server)
         wall, cpu, out = self.streamt("run")
@@ -112,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--customers", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--peer-dir", type=Path, default=None)
+    parser.add_argument("--one-shot", action="store_true",
+                        help="the same +1 %% rerun in a fresh JVM each round, from saved state (no server)")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.warm < 0:
         parser.error("--rounds must be at least 1 and --warm at least 0")
@@ -122,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     base = new_side("base", worktree(args.base, work / "base-tree"), peer, data, work)
     this = new_side("this", ROOT, peer, data, work)
     sides = (this, base)
+    if args.one_shot:
+        return one_shot(sides, peer, data, work, args.base, args.rounds)
     print(f"== steady +1 % reruns on each side's server: this tree ({ROOT}) against {args.base}; "
           f"{args.warm} warm-up and {args.rounds} measured rounds, alternating order; work folder {work}")
     try:
@@ -154,6 +182,40 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n  this / base: wall {median(this.walls) / median(base.walls):.2f}, server CPU "
           f"{median(this.server_cpu) / median(base.server_cpu):.2f}, streamt CPU "
           f"{median(this.client_cpu) / median(base.client_cpu):.2f} (medians of {args.rounds} rounds)")
+    print("  every round: both sides' tables hold the same rows and sums")
+    return 0
+
+
+def one_shot(sides: tuple[Side, Side], peer: Path, data: PeerData, work: Path, base_rev: str, rounds: int) -> int:
+    """``--one-shot``: see the module docstring. Same report, without the server's columns."""
+    this, base = sides
+    print(f"== one-shot +1 % reruns (a fresh JVM each): this tree ({ROOT}) against {base_rev}; {rounds} rounds "
+          f"from each side's saved state, alternating order; work folder {work}")
+    try:
+        saved = {}
+        for side in sides:
+            side.full, _, _ = side.streamt("run")
+            print(f"  full run  {side.name:5} {side.full:5.1f} s")
+        for side in sides:  # one more orders file for both, before either reads it
+            data.add_extra(side.data)
+        for side in sides:
+            saved[side.name] = work / f"{side.name}-saved"
+            shutil.copytree(side.project, saved[side.name], symlinks=True)
+        for n in range(rounds):
+            lines = [side.one_shot(peer, saved[side.name]) for side in (sides if n % 2 == 0 else sides[::-1])]
+            got = {side.name: fingerprint(streamt_outputs(side.project)) for side in sides}
+            if got["this"] != got["base"]:
+                raise SystemExit(f"round {n + 1}: the two sides' tables differ: {got}")
+            print(f"  round {n + 1:2} " + "  |  ".join(lines))
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base.tree)],
+                       capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    print("\n  side   median wall s  CPU s (process tree)  full run s")
+    for side in sides:
+        print(f"  {side.name:5} {median(side.walls):14.1f} {median(side.client_cpu):21.1f} {side.full:11.1f}")
+    print(f"\n  this / base: wall {median(this.walls) / median(base.walls):.2f}, CPU "
+          f"{median(this.client_cpu) / median(base.client_cpu):.2f} (medians of {rounds} rounds)")
     print("  every round: both sides' tables hold the same rows and sums")
     return 0
 
