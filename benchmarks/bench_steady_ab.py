@@ -63,11 +63,13 @@ class Side:
         env["PYTHONPATH"] = str(self.tree)  # this side's package, whatever is installed
         return env
 
-    def streamt(self, *args: str) -> tuple[float, float, str]:
-        """``streamt ARGS -p project`` with this side's code: (wall s, its own CPU s, stdout)."""
+    def streamt(self, *args: str, reap: Path | None = None) -> tuple[float, float, str]:
+        """``streamt ARGS -p project`` with this side's code: (wall s, its own CPU s, stdout). ``reap``:
+        the peer's ``reap.py``, to wait for (and count the CPU of) the JVM too."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "dagster_streamt.cli", *args, "-p", str(self.project)],
+        waiter = [sys.executable, str(reap)] if reap is not None else []
+        proc = subprocess.run([*waiter, sys.executable, "-m", "dagster_streamt.cli", *args, "-p", str(self.project)],
                               cwd=self.project.parent, env=self.env(), capture_output=True, text=True)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -86,18 +88,10 @@ class Side:
         """Put the saved state back, then one ``streamt run`` and its JVM (``reap.py`` waits for both)."""
         shutil.rmtree(self.project)
         shutil.copytree(saved, self.project, symlinks=True)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(peer / "reap.py"), sys.executable, "-m", "dagster_streamt.cli",
-                               "run", "-p", str(self.project)], cwd=self.project.parent, env=self.env(),
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode != 0:
-            raise SystemExit(f"{self.name}: streamt run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        wall, cpu, out = self.streamt("run", reap=peer / "reap.py")
         self.walls.append(wall)
-        self.client_cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-        models = ", ".join(f"{m} {v['seconds']}" for m, v in parse_summary(proc.stdout).items())
+        self.client_cpu.append(cpu)
+        models = ", ".join(f"{m} {v['seconds']}" for m, v in parse_summary(out).items())
         return f"{self.name:5} {wall:5.1f} s ({models})"
 
     def rerun(self, record: bool) -> str:
