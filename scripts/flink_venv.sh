@@ -13,6 +13,7 @@ if [ -x "$PY" ] && "$PY" -c 'import pyflink.table' >/dev/null 2>&1; then
 fi
 mkdir -p "$(dirname "$VENV")"
 python3 -m venv "$VENV"
-"$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip
-"$PY" -m pip install --quiet --disable-pip-version-check "apache-flink==$FLINK_VERSION"
+# shellcheck source=py_install.sh
+. "$(dirname "$0")/py_install.sh"
+py_install "$PY" "apache-flink==$FLINK_VERSION"
 "$PY" -c 'import pyflink.table' && echo "flink_venv: apache-flink $FLINK_VERSION installed in $VENV"
