@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Everything the checks and the test suite need, on a fresh Debian/Ubuntu machine: scripts/setup.sh (Java,
-# the package, Delta's jars), with apt-get when missing PostgreSQL and its JDBC driver (JDBC sink and
-# instance tests) and Chromium (browser tests: Playwright drives Debian's chromium, never `playwright
-# install`), the dev and docs extras, every jar set (`streamt jars fetch --all`: Kafka and Avro connectors,
-# S3A, a Kafka broker) and Apache Flink's venv for the reference tests (scripts/flink_venv.sh).
+# Everything the checks and the test suite need, on a fresh Debian/Ubuntu machine: what scripts/setup.sh
+# installs (Java, the package, Delta's jars), with apt-get when missing PostgreSQL and its JDBC driver
+# (JDBC sink and instance tests) and Chromium (browser tests: Playwright drives Debian's chromium, never
+# `playwright install`), the dev and docs extras, every jar set (`streamt jars fetch --all`: Kafka and
+# Avro connectors, S3A, a Kafka broker) and Apache Flink's venv for the reference tests (scripts/flink_venv.sh).
 #
 # Three things share nothing and install side by side: Flink's venv (its own python), the system packages
 # (apt: Java, PostgreSQL, Chromium, one after the other) and the Python packages (uv, else pip:
-# scripts/py_install.sh); setup.sh then finds Java and the package in place and adds Delta's jars.
+# scripts/py_install.sh, the package with its dev extras); then every jar set, Delta's included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,7 +53,6 @@ if [ "$apt_ok" = 0 ]; then
   echo "setup-dev: installing the system packages failed (above)" >&2
   exit 1
 fi
-bash scripts/setup.sh
 streamt jars fetch --all
 if wait "$flink_pid"; then
   cat "$flink_log"
