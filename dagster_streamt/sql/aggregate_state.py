@@ -59,6 +59,21 @@ class AggregateState:
     distinct: tuple[str, ...] = ()  # the DISTINCT arguments' columns of the partial rows (the set's besides keys)
     tallies: tuple[Tally, ...] = ()  # state columns of the DISTINCT aggregates
 
+    def columns(self) -> list[str]:
+        """The state's columns, in the order its rows have them (keys, values, DISTINCT tallies)."""
+        return [*self.keys, *(v.name for v in self.values), *(t.name for t in self.tallies)]
+
+    def projection(self) -> list[str] | None:
+        """When the final query only names state columns, each once and no other (no ``HAVING``): the
+        state column of each model column, in order. The model's rows are then its state, one row per
+        group, under other names, so the model's table can keep it (see :mod:`.table_state`)."""
+        cols = [e.unalias() for e in self.final.expressions]
+        if self.final.args.get("where") is not None or \
+                not all(isinstance(c, exp.Column) and not c.table for c in cols):
+            return None
+        names = [c.name for c in cols]
+        return names if sorted(names) == sorted(self.columns()) and len(set(names)) == len(names) else None
+
     def final_sql(self, state: str, names: list[str]) -> str:
         """The final query reading ``state``, its columns named ``names`` (the model's own names)."""
         final = self.final.copy()

@@ -413,3 +413,51 @@ def test_a_rewrite_with_the_same_size_and_time_is_read_again(spark: Any, tmp_pro
     appended = run(spark, project)
     assert (appended["clean"].refresh, appended["per_customer"].refresh) == ("append", "merge")
     assert table(spark, project, "per_customer") == [("amy", 3, 39.5), ("bea", 1, None), ("zoe", 1, 4.0)]
+
+
+def test_a_state_that_is_the_models_rows_lives_in_the_models_table(spark: Any, tmp_project: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every column a group key, a merged value or a DISTINCT tally: no ``_streamt_state`` beside the table;
+    each refresh reads the groups from the table's version and commits the merged ones as its next."""
+    from dagster_streamt.sql.aggregate_state import AggregateState
+
+    models = [*(m for m in MODELS if m["name"] in ("clean", "enriched")),
+              {"name": "tier_sales", "sql": 'SELECT tier, sum(amount) AS revenue, count(DISTINCT customer) AS buyers, '
+                                            'max(qty) AS most FROM {{ ref("enriched") }} GROUP BY tier'},
+              {"name": "per_customer", "sql": 'SELECT count(*) AS n, customer, sum(amount) AS total '
+                                              'FROM {{ ref("clean") }} GROUP BY customer'}]
+    project, fresh = shop(tmp_project, models=models), shop(tmp_project, name="fresh", models=models)
+    wh = Warehouse.for_project(project)
+    monkeypatch.setattr(AggregateState, "projection", lambda self: None)  # first the other layout, as before
+    run(spark, project)
+    assert (wh.model_dir("per_customer") / STATE / "_delta_log").is_dir()
+    monkeypatch.undo()
+    records = []
+    for i, batch in enumerate([SECOND[:2], SECOND[2:], [dict(FIRST[0], order_id=30, customer="dan", amount=2.5)]]):
+        add_orders(project, f"more-{i}.json", batch)
+        add_orders(fresh, f"more-{i}.json", batch)
+        result = run(spark, project)
+        assert (result["tier_sales"].refresh, result["per_customer"].refresh) == (("full", "full") if i == 0 else
+                                                                                  ("merge", "merge")), result
+        for name in ("tier_sales", "per_customer"):
+            assert not (wh.model_dir(name) / STATE).exists(), name  # the other layout's state went with its build
+            commit = current_commit(wh.data_dir(name))
+            assert commit is not None and commit.record is not None
+            records.append(commit.record.states)
+    # the set rewritten by the rebuild (version 1), then grown by an append when a refresh brings new pairs
+    # (the second batch brings none: ann is a gold buyer already); no state table
+    assert records == [{SET: 1}, {}, {SET: 1}, {}, {SET: 2}, {}], records
+    assert not (wh.model_dir("per_customer") / SET).exists()
+    run(spark, fresh)
+    for name in ("tier_sales", "per_customer"):
+        assert table(spark, project, name) == table(spark, fresh, name), name
+    assert sorted(table(spark, project, "tier_sales")) == [("bronze", 2.5, 1, 1), ("gold", 37.5, 2, 1),
+                                                          ("silver", 4.0, 1, 3)]
+    # a run killed after extending the set but before the model's commit: the set a version ahead of the record
+    set_path = wh.model_dir("tier_sales") / SET
+    spark.read.format("delta").load(str(set_path)).limit(1).write.format("delta").mode("append").save(str(set_path))
+    add_orders(project, "more-3.json", [dict(SECOND[1], order_id=31)])  # cid's 20.0 again
+    again = run(spark, project)
+    assert again["tier_sales"].refresh == "full" and again["per_customer"].refresh == "merge"
+    assert sorted(table(spark, project, "tier_sales")) == [("bronze", 2.5, 1, 1), ("gold", 57.5, 2, 1),
+                                                          ("silver", 4.0, 1, 3)]

@@ -361,6 +361,21 @@ def test_final_sql_needs_one_name_per_column() -> None:
         split(TIERS).final_sql("s", ["tier", "revenue"])
 
 
+@pytest.mark.parametrize(("sql", "projection"), [
+    (TIERS, ["tier", "_streamt_a0", "_streamt_t0"]),  # the model's rows are its state
+    ("SELECT sum(x) AS s, tier FROM t GROUP BY tier", ["_streamt_a0", "tier"]),  # in any order
+    ("SELECT upper(tier) AS t, count(*) AS n FROM t GROUP BY upper(tier)", ["_streamt_k0", "_streamt_a0"]),
+    ("SELECT count(*) AS n, max(x) AS hi FROM t", ["_streamt_a0", "_streamt_a1"]),
+    (HOURLY, None),  # an average of a sum and a count, a window's fields
+    ("SELECT tier, count(*) AS n FROM t GROUP BY tier HAVING count(*) > 1", None),  # groups left out
+    ("SELECT tier, sum(x) AS a, sum(x) AS b FROM t GROUP BY tier", None),  # one state column twice
+    ("SELECT tier, sum(x) + 1 AS s FROM t GROUP BY tier", None),  # computed from it
+    ("SELECT count(*) AS n, count(DISTINCT c) AS d FROM t", None),  # a global count NULL when no row: COALESCE
+])
+def test_a_state_is_the_models_rows_when_the_final_query_only_renames(sql: str, projection: list[str] | None) -> None:
+    assert split(sql).projection() == projection
+
+
 def test_aggregate_state_leaves_the_parsed_tree_alone() -> None:
     before = tree(HOURLY).sql(dialect="spark")
     split(HOURLY)

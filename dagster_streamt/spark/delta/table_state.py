@@ -12,6 +12,14 @@ the stored rows nor the table's file list (an overwrite needs both; measured abo
 (:class:`.refresh_record.RefreshRecord`): the model's rows and the state they came from are one pair.
 A run killed after extending the state but before committing the rows leaves the state a version ahead
 of the record; the next run sees it and rebuilds.
+
+When the model's rows are its state under other names (``SELECT tier, sum(amount) AS revenue,
+count(DISTINCT customer_id) AS n ... GROUP BY tier``: every column a group key, a merged value or a
+DISTINCT tally, each once, no ``HAVING``; :meth:`.AggregateState.projection`), the model's table is the
+state: there is no ``_streamt_state``, a refresh reads the groups from the table's current version and
+commits the merged groups as the table's next one (the hand-written way, one commit less per refresh:
+the state's append and its read-back cost about 1 s of a 14 s rerun of the peer pipeline). Its record
+names the set's version only (or none), so a table of the other layout does not fit and is rebuilt.
 """
 
 from __future__ import annotations
@@ -96,6 +104,7 @@ class StateTables:
     """Where a model's state lives (``<model>/_streamt_state``, ``<model>/_streamt_set``)."""
 
     model_dir: Loc
+    in_table: bool = False  # the model's own table holds the state (no _streamt_state)
 
     @property
     def state(self) -> Loc:
@@ -107,7 +116,7 @@ class StateTables:
 
     def versions(self, distinct: bool) -> dict[str, int] | None:
         """The tables' current Delta versions (what a model commit records); None if one is missing."""
-        found = {STATE: current_version(self.state)}
+        found = {} if self.in_table else {STATE: current_version(self.state)}
         if distinct:
             found[SET] = current_version(self.set)
         return None if None in found.values() else {k: v for k, v in found.items() if v is not None}
@@ -116,6 +125,12 @@ class StateTables:
         """Remove the state of a model that no longer keeps one (its query changed)."""
         for path in (self.state, self.set):
             remove_tree(path)
+
+    def keep(self, distinct: bool) -> None:
+        """Remove the state tables this layout does not use (what a model of the other layout left)."""
+        for path, used in ((self.state, not self.in_table), (self.set, distinct)):
+            if not used:
+                remove_tree(path)
 
 
 def stage(df: DataFrame, path: str, observed: ObservedViews | None = None) -> DataFrame:
@@ -141,18 +156,32 @@ def read_state(ctx: RunContext, tables: StateTables, version: int) -> DataFrame:
     return ctx.spark.read.format(DELTA).option("versionAsOf", version).load(str(tables.state))
 
 
-def build_state(state: AggregateState, partial: DataFrame, tables: StateTables, scratch: Loc,
-                observed: ObservedViews) -> dict[str, int]:
-    """A full build's state (and DISTINCT set) from every partial row: one overwrite commit each."""
+def table_state(ctx: RunContext, state: AggregateState, data: Loc, version: int, names: list[str]) -> DataFrame:
+    """The state a model's table keeps (``names``: the model's columns; see :meth:`.AggregateState.projection`):
+    its rows at ``version`` with the state's column names, in the state's order."""
+    projection = state.projection()
+    assert projection is not None
+    renamed = dict(zip(projection, names, strict=True))
+    rows = ctx.spark.read.format(DELTA).option("versionAsOf", version).load(str(data))
+    return rows.select(*[_q(renamed[c]).alias(c) for c in state.columns()])
+
+
+def build_state(ctx: RunContext, state: AggregateState, partial: DataFrame, tables: StateTables,
+                scratch: Loc) -> tuple[dict[str, int], DataFrame]:
+    """A full build's state (and DISTINCT set) from every partial row: one overwrite commit each (none
+    for a state the model's table keeps); the tables' versions and the state's rows, one per group."""
+    observed = ctx.observed
     if not state.distinct:
-        _save(partial, tables.state, "overwrite", observed)
+        rows = partial
     else:
         staged = stage(partial, str(scratch / "partial"), observed)  # two writes, one pass over the input
         _save(pairs(state, staged), tables.set, "overwrite", observed)
-        _save(groups(state, staged), tables.state, "overwrite", observed)
+        rows = groups(state, staged)
+    if not tables.in_table:
+        _save(rows, tables.state, "overwrite", observed)
     found = tables.versions(bool(state.distinct))
     assert found is not None  # just written
-    return found
+    return found, rows if tables.in_table else read_state(ctx, tables, found[STATE])
 
 
 def final_frame(ctx: RunContext, state: AggregateState, rows: DataFrame, names: list[str]) -> DataFrame:
@@ -178,9 +207,10 @@ class Merge:
     when a plan may not hold it twice."""
 
     def __init__(self, ctx: RunContext, state: AggregateState, tables: StateTables, versions: dict[str, int],
-                 delta: DataFrame) -> None:
+                 delta: DataFrame, old: DataFrame | None = None) -> None:
+        """``old``: the stored state, when the model's table keeps it (:func:`table_state`)."""
         self.ctx, self.state, self.tables, self.versions = ctx, state, tables, versions
-        self.old = read_state(ctx, tables, versions[STATE])
+        self.old = old if old is not None else read_state(ctx, tables, versions[STATE])
         self.delta = delta
 
     def fits(self) -> bool:
@@ -219,19 +249,24 @@ class Merge:
             *keys, *[typed_null(v.name) for v in state.values], *[_q(t.name) for t in state.tallies])
         return compacted(state, values.select(*keys, *[_q(v.name) for v in state.values], *nulls).unionByName(tallies))
 
-    def apply(self, compact: bool) -> dict[str, int]:
+    def apply(self, compact: bool) -> tuple[dict[str, int], DataFrame]:
         """Extend the set (first: the tallies need its new pairs), then commit the changed groups: one
         append commit; ``compact``: the stored groups and the changed ones combined per group, as one
         overwrite commit instead (Delta's ``MERGE`` of the changed groups would rewrite every file a
         changed group lives in, which for a state spread by hash is all of them, and its join to find
-        those files cost 10-20 s on the peer pipeline). The tables' new versions."""
+        those files cost 10-20 s on the peer pipeline). A state the model's table keeps is committed
+        with the model's rows instead. The tables' new versions, and the state's rows one per group."""
         state, old = self.state, self.old
         changes = self._changes()
         changes = changes.select(*[F.col(_ident(c)).cast(old.schema[c].dataType).alias(c) for c in old.columns])
-        if compact:
+        if self.tables.in_table:
+            rows = compacted(state, old.unionByName(changes))
+        elif compact:
             _save(compacted(state, old.unionByName(changes)), self.tables.state, "overwrite", self.ctx.observed)
         else:
             _save(changes, self.tables.state, "append", self.ctx.observed)
         found = self.tables.versions(bool(state.distinct))
         assert found is not None
-        return found
+        if not self.tables.in_table:
+            rows = compacted(state, read_state(self.ctx, self.tables, found[STATE]))
+        return found, rows

@@ -4,7 +4,8 @@ Layout under ``runtime.spark.warehouse``::
 
     <model>/data/                a Delta table (:mod:`.delta_table`), written by a table model's refreshes
                                  or a stream model's micro-batches
-    <model>/_streamt_state/      an aggregation's state, a Delta table too (:mod:`.table_state`)
+    <model>/_streamt_state/      an aggregation's state, a Delta table too, unless the model's rows are it
+                                 (:mod:`.table_state`)
     <source>__quarantine/data/   malformed records of a source, appended
 
 What a table is (its schema, rows, version, what it was built from) is its Delta log's to say, nowhere

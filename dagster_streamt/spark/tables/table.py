@@ -35,12 +35,11 @@ from ..delta.table_state import (
     Merge,
     StateTables,
     build_state,
-    compacted,
     final_frame,
-    read_state,
     same_columns,
     stage,
     state_matches,
+    table_state,
 )
 from ..errors import first_meaningful_line
 from ..run.context import RunContext
@@ -199,8 +198,9 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
                 why_not = f"Spark cannot split it into partial aggregates ({first_meaningful_line(exc)})"
             if why_not is None:
                 _clear_legacy(ctx, model)
-                states = build_state(state, partial, tables, scratch, ctx.observed)
-                out_df = final_frame(ctx, state, read_state(ctx, tables, states[STATE]), df.schema.names)
+                tables = replace(tables, in_table=state.projection() is not None)
+                states, state_rows = build_state(ctx, state, partial, tables, scratch)
+                out_df = final_frame(ctx, state, state_rows, df.schema.names)
             else:  # said in this run's note; the next runs' notes say "rebuilt because of" it
                 log.info("model %s keeps no aggregation state: %s", model.name, why_not)
                 kind = "recompute"
@@ -208,6 +208,8 @@ def _full(ctx: RunContext, model: Model, base: Rendered, plan: IncrementalPlan, 
         if states is None:
             tables.drop()
         commit, rows = _write_counted(ctx, model, out_df, "overwrite", _record(given, kind, True, states), key)
+        if state is not None and states is not None:
+            tables.keep(bool(state.distinct))  # what a build of the other layout left
     size = rows if rows is not None else commit.rows if commit is not None else None
     return _result(ctx, model, refresh, rows, size, df.schema, registered.settle(), rendered.shown, start, commit)
 
@@ -238,18 +240,22 @@ def _incremental(ctx: RunContext, model: Model, base: Rendered, plan: Incrementa
     else:
         assert plan.state is not None and record.states is not None
         state = plan.state
-        tables = StateTables(ctx.warehouse.model_dir(model.name))
+        tables = StateTables(ctx.warehouse.model_dir(model.name), in_table=state.projection() is not None)
+        if not tables.in_table and STATE not in record.states:  # no state version recorded: rebuilt
+            return None
         renames = {b.view: r.view for b, r in zip(base.inputs, rendered.inputs, strict=True)}
         with _scratch(ctx, model) as scratch:
             text = plan.delta_sql(renames)
             delta = ctx.observed.sql(ctx.spark, text)
             if ctx.observed.refers(ctx.spark, text):  # observed source reads (Spark Connect): staged, read once
                 delta = stage(delta, str(scratch / "delta"), ctx.observed)
-            merged = Merge(ctx, state, tables, dict(record.states), delta)
+            old = table_state(ctx, state, ctx.warehouse.data_dir(model.name), current.version, schema.names) \
+                if tables.in_table else None
+            merged = Merge(ctx, state, tables, dict(record.states), delta, old)
             if not merged.fits():
                 return None
-            states = merged.apply(compact=(record.refreshes + 1) % STATE_COMPACT_EVERY == 0)
-            rows_now = final_frame(ctx, state, compacted(state, read_state(ctx, tables, states[STATE])), schema.names)
+            states, state_rows = merged.apply(compact=(record.refreshes + 1) % STATE_COMPACT_EVERY == 0)
+            rows_now = final_frame(ctx, state, state_rows, schema.names)
             commit, rows = _write_counted(ctx, model, rows_now, "overwrite", _record(given, plan.kind, False, states),
                                           _key(ctx, model, base, schema.names))
         size = rows if rows is not None else commit.rows if commit is not None else None
