@@ -54,6 +54,8 @@ MODELS = [
                               'FROM {{ ref("clean") }} GROUP BY customer, window(ts, \'1 hour\')'},
     {"name": "totals", "sql": 'SELECT count(*) AS n, sum(amount) AS total, count(DISTINCT customer) AS customers '
                               'FROM {{ ref("clean") }}'},
+    {"name": "tier_buyers", "sql": 'SELECT tier, sum(amount) AS revenue, count(DISTINCT customer) AS buyers '
+                                   'FROM {{ ref("enriched") }} GROUP BY tier'},  # the table is its state
     {"name": "ranked", "sql": 'SELECT order_id, row_number() OVER (PARTITION BY customer ORDER BY order_id) AS r '
                               'FROM {{ ref("clean") }}'},
     {"name": "all_customers", "sql": 'SELECT c.customer, o.order_id FROM {{ source("customers_raw") }} c '
@@ -96,7 +98,8 @@ def test_appended_files_refresh_every_shape_exactly(spark: Any, tmp_project: Any
     assert all(r.ok for r in second.values()), {n: r.error for n, r in second.items()}
     modes = {n: r.refresh for n, r in second.items()}
     assert modes == {"clean": "append", "enriched": "append", "by_customer": "merge", "by_tier": "merge",
-                     "hourly": "merge", "totals": "merge", "ranked": "full", "all_customers": "full"}
+                     "hourly": "merge", "totals": "merge", "tier_buyers": "merge", "ranked": "full",
+                     "all_customers": "full"}
     assert "1 new file of source orders_raw" in (second["clean"].refresh_note or "")
     assert "window function" in (second["ranked"].refresh_note or "")
     assert "right side of a LEFT JOIN" in (second["all_customers"].refresh_note or "")
@@ -114,6 +117,7 @@ def test_appended_files_refresh_every_shape_exactly(spark: Any, tmp_project: Any
     assert table(spark, project, "by_customer") == [
         ("ann", 3, 2, 1, 7.5, 10.0, 8.75, 1, 10.0), ("bob", 2, 1, 5, 4.0, 4.0, 4.0, 1, None)]
     assert table(spark, project, "totals") == [(7, 44.5, 4)]
+    assert table(spark, project, "tier_buyers") == [("gold", 37.5, 2), ("silver", 4.0, 1)]
     quarantine = rows(spark, Warehouse.for_project(project).quarantine_dir("orders_raw"))
     assert sorted(r["raw_record"] for r in quarantine) == ["{also not json", "{not json"]
 
