@@ -259,14 +259,14 @@ class Merge:
         state, old = self.state, self.old
         changes = self._changes()
         changes = changes.select(*[F.col(_ident(c)).cast(old.schema[c].dataType).alias(c) for c in old.columns])
-        if self.tables.in_table:
-            rows = compacted(state, old.unionByName(changes))
-        elif compact:
-            _save(compacted(state, old.unionByName(changes)), self.tables.state, "overwrite", self.ctx.observed)
-        else:
-            _save(changes, self.tables.state, "append", self.ctx.observed)
+        combined = compacted(state, old.unionByName(changes))  # (a plan: computed where it is written)
+        if not self.tables.in_table:
+            if compact:
+                _save(combined, self.tables.state, "overwrite", self.ctx.observed)
+            else:
+                _save(changes, self.tables.state, "append", self.ctx.observed)
         found = self.tables.versions(bool(state.distinct))
         assert found is not None
-        if not self.tables.in_table:
-            rows = compacted(state, read_state(self.ctx, self.tables, found[STATE]))
-        return found, rows
+        if self.tables.in_table:
+            return found, combined
+        return found, compacted(state, read_state(self.ctx, self.tables, found[STATE]))
