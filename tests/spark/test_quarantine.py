@@ -3,13 +3,15 @@ written by the source's own streaming query (a checkpoint knows the files it has
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
 
 from dagster_streamt.spark import Warehouse, read_quarantine
-from dagster_streamt.spark.sources.quarantine import CAUGHT_UP
+from dagster_streamt.spark.sources.quarantine import CAUGHT_UP, QuarantineBatches
 
 from .helpers import rows, run
 
@@ -101,20 +103,71 @@ def test_the_quarantine_query_reads_only_files_it_has_not_read(spark: Any, tmp_p
     assert delta_rows(project) == q3  # what it read of the file (Spark's file source knows files by path)
 
 
-def test_a_batch_replayed_after_its_delta_commit_adds_nothing(spark: Any, tmp_project: Any) -> None:
-    """What a kill between Delta's commit and the checkpoint's leaves: the batch has no commit marker,
-    so Spark runs it again; Delta's sink knows the batch (its transaction id) and adds nothing."""
-    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
-    assert run(spark, project)["orders"].quarantined_rows == 2
+def forget_last_batch(project: Any) -> Path:
+    """What a kill between Delta's commit and the checkpoint's leaves: the last batch has no commit marker,
+    so Spark runs it again. Returns the marker's path."""
     commits = project.root / ".streamt" / "checkpoints" / "orders_raw__quarantine" / "commits"
     last = max(commits.glob("[0-9]*"), key=lambda f: int(f.name))
     last.unlink()
     (commits / f".{last.name}.crc").unlink(missing_ok=True)
     (commits.parent / CAUGHT_UP).unlink()  # a run killed before its checkpoint's commit never gets this far
+    return last
+
+
+def test_a_batch_replayed_after_its_delta_commit_adds_nothing(spark: Any, tmp_project: Any) -> None:
+    """The batch Spark runs again has the transaction id (query id, batch id) of a commit: nothing is added."""
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
+    assert run(spark, project)["orders"].quarantined_rows == 2
+    last = forget_last_batch(project)
     version = delta_version(project)
     again = run(spark, project, full_refresh=["orders"])["orders"]
     assert last.exists(), "the batch ran again"
     assert again.quarantined_rows == 2 and len(delta_rows(project)) == 2 and delta_version(project) == version
+
+
+def test_each_batch_commits_with_its_transaction_id_whichever_engine_writes_it(
+        spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table's first batch is Spark's commit; a later small batch is delta-rs's (no Spark job replays
+    the table's log to look the id up), a batch over ``LOCAL_ROWS`` Spark's again. Each commit carries
+    the query's id and its batch id, so a replay of any of them adds nothing."""
+    from deltalake import DeltaTable
+
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
+    target = str(Warehouse.for_project(project).quarantine_dir("orders_raw"))
+    checkpoint = project.root / ".streamt" / "checkpoints" / "orders_raw__quarantine"
+    assert run(spark, project)["orders"].quarantined_rows == 2
+    query_id = json.loads((checkpoint / "metadata").read_text())["id"]
+    landing = project.root / "landing"
+    for n, (local_rows, engine, total) in enumerate([(10_000, "delta-rs", 4), (1, "Apache-Spark", 6)], start=1):
+        monkeypatch.setattr(QuarantineBatches, "LOCAL_ROWS", local_rows)
+        (landing / f"b{n}.json").write_text(GOOD + BAD)
+        assert run(spark, project)["orders"].quarantined_rows == total
+        table = DeltaTable(target)
+        assert table.history(1)[0]["engineInfo"].startswith(engine)
+        assert table.transaction_version(query_id) == n
+        version = table.version()
+        forget_last_batch(project)
+        assert run(spark, project, full_refresh=["orders"])["orders"].quarantined_rows == total
+        assert delta_version(project) == version and len(delta_rows(project)) == total
+    got = sorted((Path(file_of(r)).name, r["raw_record"]) for r in delta_rows(project))
+    assert got == sorted((f, line) for f in ("a.json", "b1.json", "b2.json") for line in BAD.splitlines())
+
+
+def test_deltas_own_sink_skips_a_batch_delta_rs_committed(
+        spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on the project's server writes with Delta's streaming sink: after a local run's delta-rs commit
+    whose checkpoint commit a kill lost, that sink finds the batch's transaction id and adds nothing."""
+    from dagster_streamt.spark.sources import quarantine
+
+    project = project_with(tmp_project, "table", {"landing/a.json": GOOD + BAD})
+    assert run(spark, project)["orders"].quarantined_rows == 2
+    (project.root / "landing" / "b.json").write_text(BAD)
+    assert run(spark, project)["orders"].quarantined_rows == 4  # delta-rs's commit
+    version = delta_version(project)
+    forget_last_batch(project)
+    monkeypatch.setattr(quarantine, "is_connect", lambda _spark: True)  # the server's sink, in this session
+    assert run(spark, project, full_refresh=["orders"])["orders"].quarantined_rows == 4
+    assert delta_version(project) == version and len(delta_rows(project)) == 4
 
 
 def test_a_rerun_over_the_same_files_starts_no_quarantine_query(spark: Any, tmp_project: Any) -> None:

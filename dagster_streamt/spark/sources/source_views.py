@@ -20,7 +20,7 @@ from ...spec.topics import topic_folder
 from ..delta.input_files import listing_digest
 from ..run.context import RunContext
 from .inputs import Input, InputStats, counted_stream, watermarked
-from .quarantine import Counts, quarantine_source, quarantined_total, run_quarantine
+from .quarantine import quarantine_source, quarantined_total, run_quarantine
 from .snapshots import source_snapshot
 from .sources import PERMISSIVE, SourceRead, read_source, valid_rows
 
@@ -32,12 +32,12 @@ def register_source(ctx: RunContext, inp: Input) -> InputStats:
     if inp.mode == "stream":
         read = read_source(ctx.spark, ctx.project, source, streaming=True)
 
-        def quarantine() -> Counts:
+        def quarantine() -> int:
             if not read.permissive:
-                return 0, 0
+                return 0
             return run_quarantine(ctx.spark, ctx.paths, ctx.warehouse, read, ctx.run_id)
 
-        _, bad = _started(ctx, source.name, quarantine).result()
+        bad = _started(ctx, source.name, quarantine).result()
         fmt = source.resolved_format
         files = fmt in FILE_FORMATS or (fmt == "kafka" and topic_folder(ctx.project, source.topic or "") is not None)
         watermarked(counted_stream(valid_rows(read), inp, files), inp).createOrReplaceTempView(inp.view)
@@ -73,10 +73,10 @@ def _batch_read(ctx: RunContext, name: str) -> SourceRead:
                        files=snapshot.paths() if snapshot is not None else None)
 
 
-def _started(ctx: RunContext, name: str, query: Callable[[], Counts]) -> Future[Counts]:
+def _started(ctx: RunContext, name: str, query: Callable[[], int]) -> Future[int]:
     """The source's quarantine query, started once per run in the background (whichever read asks
     first starts it; a stream read waits for it, a batch read does not)."""
-    def timed() -> Counts:
+    def timed() -> int:
         began = time.monotonic()
         try:
             return query()
