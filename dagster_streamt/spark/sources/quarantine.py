@@ -6,8 +6,9 @@ reads exactly the files (offsets) it has not read before, ``trigger(availableNow
 each batch's records the parse put in the corrupt-record column are appended, with their file (or
 topic/partition/offset) and the reason. Exactly once by the engine: the checkpoint knows the files
 already read, and each commit's Delta transaction id (query id, batch id) makes a batch that a
-killed run redoes a no-op (:class:`QuarantineBatches`: who commits, and why not Delta's sink). A rerun without new files reads nothing; a file rewritten in place is
-not read again (Spark's file source knows files by path), as no stream model would read it again.
+killed run redoes a no-op (:class:`QuarantineBatches`: who commits, and why not Delta's sink). A
+rerun without new files reads nothing; a file rewritten in place is not read again (Spark's file
+source knows files by path), as no stream model would read it again.
 
 A query that has nothing to read still costs a streaming query's start (seconds in a fresh JVM). So
 after a query over a local file source has caught up, the digest of the listing it started from is kept
