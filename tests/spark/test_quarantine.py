@@ -110,7 +110,8 @@ def forget_last_batch(project: Any) -> Path:
     last = max(commits.glob("[0-9]*"), key=lambda f: int(f.name))
     last.unlink()
     (commits / f".{last.name}.crc").unlink(missing_ok=True)
-    (commits.parent / CAUGHT_UP).unlink()  # a run killed before its checkpoint's commit never gets this far
+    # a batch read's marker: a run killed before its checkpoint's commit never gets this far
+    (commits.parent / CAUGHT_UP).unlink(missing_ok=True)
     return last
 
 
@@ -168,6 +169,29 @@ def test_deltas_own_sink_skips_a_batch_delta_rs_committed(
     monkeypatch.setattr(quarantine, "is_connect", lambda _spark: True)  # the server's sink, in this session
     assert run(spark, project, full_refresh=["orders"])["orders"].quarantined_rows == 4
     assert delta_version(project) == version and len(delta_rows(project)) == 4
+
+
+def test_a_quarantine_delta_rs_cannot_read_is_written_and_counted_by_spark(
+        spark: Any, tmp_project: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table delta-rs cannot read (a protocol it lacks, here simulated): Spark commits every batch with the
+    transaction id and checks it, and a stream still reports the records its run quarantined."""
+    from deltalake.exceptions import DeltaError
+
+    from dagster_streamt.spark.sources import quarantine
+
+    def unreadable(*_args: Any, **_kwargs: Any) -> Any:
+        raise DeltaError("simulated: a reader feature delta-rs does not support")
+
+    project = project_with(tmp_project, "stream", {"landing/a.json": GOOD + BAD})
+    assert run(spark, project)["orders"].quarantined_rows == 2
+    monkeypatch.setattr(quarantine, "open_delta", unreadable)
+    (project.root / "landing" / "b.json").write_text('{"order_id": 4, "amount": 1.0}\n{"order_id": oops}\n')
+    second = run(spark, project)["orders"]
+    assert (second.rows_written, second.quarantined_rows) == (1, 1)
+    version = delta_version(project)
+    forget_last_batch(project)
+    run(spark, project)
+    assert delta_version(project) == version and len(delta_rows(project)) == 3  # Spark skipped the replay
 
 
 def test_a_rerun_over_the_same_files_starts_no_quarantine_query(spark: Any, tmp_project: Any) -> None:
