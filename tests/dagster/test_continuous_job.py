@@ -174,10 +174,17 @@ def test_streams_run_in_dagster_report_batches_and_stop_cleanly(tmp_path: Path, 
 
         # files landed while nothing runs are read by the next run, from where the first one stopped
         _generate(shop, "--append")
-        fired = _Interrupter(instance, "orders_clean", lambda: _stored_ids(shop) == _valid_ids(shop))
+        caught_up: list[int] = []  # the rows stored once the resumed stream caught up
+
+        def new_file_stored() -> bool:  # (the caught-up batch's own materialization may land after the arming)
+            stored = _stored_ids(shop)
+            return stored == _valid_ids(shop) and sum(stored.values()) > caught_up[0]
+
+        fired = _Interrupter(instance, "orders_clean", new_file_stored)
 
         def second_run(run_id: str) -> None:
             _until(lambda: _stored_ids(shop) == _valid_ids(shop), "the resumed stream to catch up")
+            caught_up.append(sum(_stored_ids(shop).values()))
             fired.arm()
             _generate(shop, "--append")  # its batch's materialization is where the interruption lands
             _until(fired.is_set, "the interruption")
