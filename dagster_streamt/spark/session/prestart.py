@@ -29,7 +29,6 @@ def prestart(project: Project, jit: Jit = "auto") -> threading.Thread | None:
     def start() -> None:
         from .session import create_session
 
-        threading.Thread(target=_py4j_converters, name="streamt-spark-imports", daemon=True).start()
         try:
             create_session(project, settings)
         except Exception:  # the run's own create_session reports it, with its context
@@ -38,13 +37,3 @@ def prestart(project: Project, jit: Jit = "auto") -> threading.Thread | None:
     thread = threading.Thread(target=start, name="streamt-spark-prestart", daemon=True)
     thread.start()
     return thread
-
-
-def _py4j_converters() -> None:
-    """Import what pyspark's first JVM call with arguments imports (its numpy converter asks
-    ``pyspark.testing.utils``, which imports pandas: about 0.7 s) while the JVM boots, not after: the
-    session's creation waits for that call."""
-    try:
-        import pyspark.testing.utils  # noqa: F401
-    except Exception:  # an import pyspark itself will report (or not need)
-        return

@@ -205,16 +205,14 @@ class QuarantineBatches:
             return  # committed before the run that read it was killed: Spark replays it
         if table is not None and self._local(table, batch, app_id, batch_id):
             return
-        version = table.version() if table is not None else -1
         batch.write.format(DELTA).mode("append").option("txnAppId", app_id) \
             .option("txnVersion", str(batch_id)).save(str(self.target))
-        try:
-            last = open_delta(self.target).history(1)[0]
+        try:  # the commit just made (the checkpoint's lock keeps other writers out)
+            metrics = open_delta(self.target).history(1)[0].get("operationMetrics", {})
         except DeltaError:  # a table delta-rs cannot read: Spark counts the batch (a skipped replay included)
             self.written += batch.count()
             return
-        if int(last.get("version", -1)) > version:  # (Spark skips a batch an earlier commit has the id of)
-            self.written += int(last.get("operationMetrics", {}).get("numOutputRows", 0))
+        self.written += int(metrics.get("numOutputRows", 0))
 
     def _local(self, table: Any, batch: DataFrame, app_id: str, batch_id: int) -> bool:
         """Collect the batch and commit it with delta-rs when it is small; False when it is not (or delta-rs
