@@ -242,11 +242,11 @@ class LiveStreams:
         while worker.is_alive():
             time.sleep(0.5)
             now = time.monotonic()
-            events = self._drain(self.outgoing)
-            if now >= next_lineage and self.running:
+            with self.lock:  # a model's START is queued under this lock as it joins `running`: drained first
+                events = self._drain(self.outgoing)
+                totals = [self.totals[n] for n in sorted(self.running)] if now >= next_lineage else []
+            if totals:
                 next_lineage = now + self.config.lineage_every_s
-                with self.lock:
-                    totals = [self.totals[n] for n in sorted(self.running)]
                 events += [self.lineage.parent_event(RunState.RUNNING, _now())] + [
                     self.lineage.model_event(RunState.RUNNING, t, _now()) for t in totals]
             if events:
